@@ -1,0 +1,5 @@
+import sys
+
+from dpnotes.cli import main
+
+sys.exit(main())
