@@ -1,0 +1,83 @@
+"""Paper-vs-ours tables: the claims registry joined with run records, with computed verdicts."""
+
+from __future__ import annotations
+
+from dpnotes import claims as claims_registry
+from dpnotes import experiments
+from dpnotes.claims import PAPERS
+from dpnotes.report.verdicts import VERDICTS, Evidence, exact, printed, training
+from dpnotes.results import Store
+
+__all__ = ["VERDICTS", "Evidence", "exact", "printed", "training", "scoreboard",
+           "scoreboard_frame", "paper_table", "summary"]
+
+
+def _rows(paper: str, store: Store) -> list[dict]:
+    module = experiments.module(paper)
+    records = list(store.records(paper))
+    answered = {e.claim_id: e for e in module.evaluate(records)}
+    unknown = set(answered) - {c.id for c in claims_registry.load(paper)}
+    if unknown:
+        raise ValueError(f"experiments.{paper} answers unregistered claims: {sorted(unknown)}")
+    reasons = getattr(module, "NOT_RUN", {})
+    default = getattr(module, "NOT_RUN_DEFAULT", "no reproduction yet")
+    rows = []
+    for claim in claims_registry.load(paper):
+        ev = answered.get(claim.id) or Evidence(claim.id, "not_run", None, reasons.get(claim.id, default))
+        rows.append({
+            "id": claim.id, "paper": paper, "kind": claim.kind, "source": claim.source,
+            "paper_value": claim.value, "unit": claim.unit, "ours": ev.ours,
+            "verdict": ev.verdict, "evidence": ev.evidence, "detail": ev.detail,
+        })
+    return rows
+
+
+def scoreboard(*, store: Store | None = None, paper: str | None = None) -> list[dict]:
+    """One row per claim (of all papers, or one): paper value, ours, verdict, evidence."""
+    store = store or Store()
+    papers = PAPERS if paper is None else (paper,)
+    return [row for p in papers for row in _rows(p, store)]
+
+
+def summary(rows: list[dict]) -> dict[str, dict[str, int]]:
+    """Counts of verdicts per paper."""
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts = out.setdefault(row["paper"], dict.fromkeys(VERDICTS, 0))
+        counts[row["verdict"]] += 1
+    return out
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def scoreboard_frame(*, store: Store | None = None):
+    """Verdict counts per paper as a pandas DataFrame (the book's scoreboard page)."""
+    import pandas as pd
+
+    counts = summary(scoreboard(store=store))
+    frame = pd.DataFrame.from_dict(counts, orient="index", columns=list(VERDICTS)).fillna(0).astype(int)
+    frame.index.name = "paper"
+    frame["claims"] = frame.sum(axis=1)
+    return frame
+
+
+def paper_table(paper: str, *, store: Store | None = None):
+    """A paper's claims next to ours, as a pandas DataFrame for the chapter."""
+    import pandas as pd
+
+    rows = scoreboard(store=store, paper=paper)
+    return pd.DataFrame(
+        [{
+            "claim": r["id"], "source": r["source"], "kind": r["kind"],
+            "paper": r["paper_value"] if r["paper_value"] is not None else "—",
+            "ours": _fmt(r["ours"]), "verdict": r["verdict"],
+            "evidence": r["evidence"] if isinstance(r["evidence"], str) else ", ".join(r["evidence"]),
+        } for r in rows],
+        columns=["claim", "source", "kind", "paper", "ours", "verdict", "evidence"],
+    )
