@@ -1,0 +1,118 @@
+"""The name -> model table behind :mod:`dpnotes.models`.
+
+Each model module registers its factories with :func:`register`; a registration pairs a
+factory ``(**kwargs) -> nn.Module`` with a describer ``(**kwargs) -> ModelSpec`` that takes
+the same keyword arguments, so that the spec (input shape, index ranges) follows the variant.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+from torch import nn
+
+from dpnotes import validate
+
+INPUT_KINDS = ("image", "tokens", "tabular", "pairs")
+TARGET_KINDS = ("class", "regression")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """What a model consumes and produces.
+
+    ``input_shape`` is one example (no batch dimension). ``index_bounds`` gives, for integer
+    inputs, the exclusive upper bound of the last axis' entries: one bound for tokens
+    (vocabulary size), one per column for pairs (num_users, num_items); empty otherwise.
+    ``num_outputs`` is the width of the output (classes, or 1 for regression).
+    """
+
+    name: str
+    source: str
+    input_kind: str
+    input_shape: tuple[int, ...]
+    input_dtype: torch.dtype
+    num_outputs: int
+    target: str = "class"
+    index_bounds: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Entry:
+    factory: Callable[..., nn.Module]
+    describe: Callable[..., ModelSpec]
+
+
+_REGISTRY: dict[str, _Entry] = {}
+
+
+def image_spec(name: str, source: str, channels: int, size: int, num_classes: int) -> ModelSpec:
+    """Spec of a classifier of ``channels x size x size`` float32 images."""
+    return ModelSpec(name=name, source=source, input_kind="image",
+                     input_shape=(channels, size, size), input_dtype=torch.float32,
+                     num_outputs=num_classes)
+
+
+def register(name: str, describe: Callable[..., ModelSpec]):
+    """Decorator: register ``factory`` under ``name`` with its spec ``describe``."""
+
+    def decorator(factory: Callable[..., nn.Module]) -> Callable[..., nn.Module]:
+        if name in _REGISTRY:
+            raise ValueError(f"model name {name!r} registered twice")
+        _REGISTRY[name] = _Entry(factory, describe)
+        return factory
+
+    return decorator
+
+
+def names() -> list[str]:
+    """The registered model names, sorted."""
+    return sorted(_REGISTRY)
+
+
+def _entry(name: str) -> _Entry:
+    validate.choice("name", name, names())
+    return _REGISTRY[name]
+
+
+def create(name: str, **kwargs) -> nn.Module:
+    """A freshly initialised model ``name`` (variant chosen by ``kwargs``).
+
+    Unknown names raise ``ValueError`` listing the registered names.
+    """
+    return _entry(name).factory(**kwargs)
+
+
+def spec(name: str, **kwargs) -> ModelSpec:
+    """The :class:`ModelSpec` of model ``name`` for the variant chosen by ``kwargs``."""
+    return _entry(name).describe(**kwargs)
+
+
+def example_batch(
+    name: str, batch_size: int, generator: torch.Generator | None = None, **kwargs
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """A synthetic ``(inputs, targets)`` batch of the right kind for model ``name``.
+
+    Images and tabular inputs are standard normal float32 (tabular features of a one-hot
+    dataset such as Adult are Bernoulli(1/2) in {0, 1}); tokens and pairs are uniform indices
+    below ``spec.index_bounds``; class targets are uniform labels, regression targets uniform
+    in [1, 5] (a rating scale). For smoke runs only: it carries no signal.
+    """
+    batch_size = validate.integer("batch_size", batch_size, minimum=1)
+    s = spec(name, **kwargs)
+    shape = (batch_size, *s.input_shape)
+    if s.index_bounds:
+        bounds = torch.tensor(s.index_bounds, dtype=torch.float64)
+        u = torch.rand(shape, generator=generator, dtype=torch.float64)
+        x = (u * bounds).floor().to(s.input_dtype)
+    elif s.input_kind == "tabular":
+        x = torch.randint(0, 2, shape, generator=generator).to(s.input_dtype)
+    else:
+        x = torch.randn(shape, generator=generator, dtype=s.input_dtype)
+    if s.target == "class":
+        y = torch.randint(0, s.num_outputs, (batch_size,), generator=generator)
+    else:
+        y = 1 + 4 * torch.rand((batch_size, s.num_outputs), generator=generator)
+    return x, y
