@@ -1,0 +1,74 @@
+"""Gaussian differential privacy (GDP) of noisy SGD through the privacy central limit theorem.
+
+Bu, Dong, Long, Su, "Deep Learning with Gaussian Differential Privacy" (HDSR 2020),
+Section 3 and Appendix B (Theorem 5), and Dong, Roth, Su, "Gaussian Differential
+Privacy" (JRSS-B 2022), Section 5 (uniform subsampling, Corollary 5.4).
+The CLT is an asymptotic approximation (T -> inf with q sqrt(T) fixed); for finite T it
+can UNDER-estimate eps (see :mod:`dpnotes.accounting.prv` for a tight accountant).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import optimize, special
+from scipy.stats import norm
+
+from dpnotes import validate
+from dpnotes.accounting.rdp import _check_sgm
+
+_EPS_MAX = 1e4  # upper end of the eps root bracket; delta(eps; mu) < 1e-300 well before it for mu <= 100
+
+
+def mu_poisson(q: float, sigma: float, steps: float) -> float:
+    """mu of T Poisson-subsampled Gaussian steps (Bu et al., Eq. 5):
+    ``mu = q sqrt(T (exp(1/sigma^2) - 1))``."""
+    q, sigma, steps = _check_sgm(q, sigma, steps)
+    return q * math.sqrt(steps * math.expm1(sigma**-2))
+
+
+def mu_uniform(q: float, sigma: float, steps: float) -> float:
+    """mu of T steps with fixed-size batches drawn uniformly without replacement, q = B/n
+    (Dong, Roth, Su 2022, Corollary 5.4, quoted by Bu et al. Section 3.1):
+    ``mu = sqrt(2) q sqrt(T (exp(1/sigma^2) Phi(1.5/sigma) + 3 Phi(-0.5/sigma) - 2))``."""
+    q, sigma, steps = _check_sgm(q, sigma, steps)
+    inner = math.exp(sigma**-2) * norm.cdf(1.5 / sigma) + 3 * norm.cdf(-0.5 / sigma) - 2
+    return math.sqrt(2) * q * math.sqrt(steps * inner)
+
+
+def _delta(eps: float, mu: float) -> float:
+    # Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), the second term in log space.
+    return float(norm.cdf(-eps / mu + mu / 2) - np.exp(eps + special.log_ndtr(-eps / mu - mu / 2)))
+
+
+def delta_from_mu(mu: float, eps: float) -> float:
+    """delta(eps; mu): mu-GDP implies (eps, delta)-DP for every eps >= 0 (Bu et al., Eq. 6)."""
+    mu = validate.positive("mu", mu)
+    eps = validate.nonnegative("eps", eps)
+    return max(_delta(eps, mu), 0.0)
+
+
+def epsilon_from_mu(mu: float, delta: float) -> float:
+    """The eps >= 0 at which delta(eps; mu) = delta (root of the decreasing map of Eq. 6).
+
+    Returns 0 when mu-GDP already gives (0, delta)-DP.
+    """
+    mu = validate.positive("mu", mu)
+    delta = validate.probability("delta", delta, high_open=True)
+    if mu > 100:
+        raise ValueError(f"mu must be <= 100 (eps would exceed any useful range), got {mu!r}")
+    if _delta(0.0, mu) <= delta:
+        return 0.0
+    return optimize.brentq(lambda e: _delta(e, mu) - delta, 0.0, _EPS_MAX, xtol=1e-12, rtol=1e-14)
+
+
+def mu_from_epsilon(eps: float, delta: float) -> float:
+    """The largest mu such that mu-GDP implies (eps, delta)-DP (inverse of :func:`epsilon_from_mu`)."""
+    eps = validate.nonnegative("eps", eps)
+    delta = validate.probability("delta", delta, high_open=True)
+    # delta(eps; mu) increases with mu, from 0 (mu -> 0) to 1 (mu -> inf).
+    hi = 1.0
+    while _delta(eps, hi) < delta:
+        hi *= 2
+    return optimize.brentq(lambda m: _delta(eps, m) - delta, 1e-12, hi, xtol=1e-15, rtol=1e-14)
