@@ -1,0 +1,99 @@
+# dpnotes: two entry points, each doing its whole set-up from nothing and idempotent.
+#   make book   set up .venv, execute every notebook with papermill, build _build/html
+#   make test   set up .venv, run pytest (unit, property, statistical, nbval)
+# Helpers: make setup | nbval-refresh | mathjax | clean
+# Variables: PROFILE (smoke|quick|paper, default quick), DEVICE (default cpu),
+#   PYTHON (interpreter that creates .venv), TORCH_PIP_ARGS (e.g. --index-url of CPU wheels),
+#   PYTEST_ARGS (extra pytest arguments).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PROFILE ?= quick
+DEVICE ?= cpu
+TORCH_PIP_ARGS ?=
+PYTEST_ARGS ?=
+PAPERS := dplis dpis gdp labeldp sadpsgd
+EXECUTED := book/executed
+MATHJAX_VERSION := 3.2.2
+# build/ is ignored by git; build/mathjax/mathjax/ is copied to _build/html/mathjax/ (html_extra_path).
+MATHJAX_JS := build/mathjax/mathjax/tex-chtml.js
+# The set-up is keyed on the content of the files that define the environment.
+STAMP := $(VENV)/.setup-$(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
+
+# Kernels come from this environment whatever else the machine has installed.
+export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
+export JUPYTER_PLATFORM_DIRS := 1
+export PYDEVD_DISABLE_FILE_VALIDATION := 1
+
+.PHONY: help setup book notebooks test nbval-refresh mathjax clean
+
+help:
+	@echo "make book   # set up .venv, execute the notebooks (PROFILE=$(PROFILE)), build _build/html"
+	@echo "make test   # set up .venv, run the test suite including nbval"
+
+setup: $(STAMP)
+
+# torch first, from constraints.txt: otherwise pip resolves torch for its dependants
+# and may pull a multi-GB CUDA build.
+$(STAMP):
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install $(TORCH_PIP_ARGS) "$$(grep '^torch==' constraints.txt)"
+	$(BIN)/python -m pip install -c constraints.txt -e ".[dev]"
+	rm -f $(VENV)/.setup-*
+	touch $@
+
+test: $(STAMP)
+	$(BIN)/pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env $(PYTEST_ARGS)
+
+# Every notebook, executed at PROFILE into the ignored book/executed/; the runner skips
+# runs whose records already exist, so executing again is cheap.
+notebooks: $(STAMP)
+	mkdir -p $(EXECUTED)
+	for paper in $(PAPERS); do \
+	  $(BIN)/papermill --no-progress-bar --cwd . -p profile $(PROFILE) -p device $(DEVICE) \
+	    notebooks/$$paper.ipynb $(EXECUTED)/$$paper.ipynb; \
+	done
+	$(BIN)/papermill --no-progress-bar --cwd . book/scoreboard.ipynb $(EXECUTED)/scoreboard.ipynb
+
+# Warnings are errors (-W); the build is offline once MathJax is bundled.
+book: notebooks mathjax
+	rm -rf _build
+	if [ -f $(MATHJAX_JS) ]; then \
+	  $(BIN)/jupyter-book build . -W --keep-going; \
+	else \
+	  grep -v -e '^    mathjax_path:' -e '^    html_extra_path:' _config.yml > build/_config.cdn.yml; \
+	  $(BIN)/jupyter-book build . -W --keep-going --config build/_config.cdn.yml; \
+	fi
+	test -f _build/html/index.html
+	@echo "Book: $(CURDIR)/_build/html/index.html"
+
+mathjax: $(MATHJAX_JS)
+
+$(MATHJAX_JS):
+	mkdir -p build
+	if command -v npm >/dev/null; then \
+	  npm install --prefix build/npm --no-save --no-audit --no-fund --loglevel=error mathjax@$(MATHJAX_VERSION); \
+	  rm -rf build/mathjax && mkdir -p build/mathjax; \
+	  cp -r build/npm/node_modules/mathjax/es5 build/mathjax/mathjax; \
+	else \
+	  echo "WARNING: npm not found; MathJax is not bundled and the book will load it from a CDN" >&2; \
+	fi
+
+# Reference notebooks for nbval: each notebook executed at the smoke profile, as nbval
+# will run it (cwd tests/notebooks, an empty results store).
+nbval-refresh: $(STAMP)
+	for nb in $(PAPERS) scoreboard; do \
+	  src=notebooks/$$nb.ipynb; [ $$nb = scoreboard ] && src=book/scoreboard.ipynb; \
+	  store=$$(mktemp -d); \
+	  DPNOTES_RESULTS=$$store $(BIN)/papermill --no-progress-bar --cwd tests/notebooks \
+	    -p profile smoke $$src tests/notebooks/$$nb.ipynb; \
+	  rm -rf $$store; \
+	done
+
+clean:
+	rm -rf _build $(EXECUTED) build
