@@ -1,0 +1,71 @@
+"""Per-epoch checkpoints for exact resumption.
+
+A checkpoint holds the model, optimizer, the three generators (sampling, noise, plug-ins),
+the global torch RNG, step counters, plug-in states and the history so far. It is written to
+a temporary file in the same folder and moved into place with ``os.replace``, so a run killed
+while saving keeps the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import torch
+
+if TYPE_CHECKING:  # pragma: no cover
+    from dpnotes.train.loop import TrainContext
+
+
+def save(path: str | Path, ctx: "TrainContext", history: list[dict]) -> None:
+    """Write the state after ``len(history)`` epochs to ``path`` atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    state = {
+        "config": ctx.config.to_dict(),
+        "history": history,
+        "step": ctx.step,
+        "accepted": ctx.accepted,
+        "model": ctx.model.state_dict(),
+        "optimizer": ctx.optimizer.state_dict(),
+        "sample_gen": ctx.sample_gen.get_state(),
+        "noise_gen": ctx.noise_gen.get_state(),
+        "aux_gen": ctx.aux_gen.get_state(),
+        "torch_rng": torch.get_rng_state(),
+        "plugins": [p.state_dict() for p in ctx.plugins],
+    }
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def load(path: str | Path, ctx: "TrainContext") -> list[dict]:
+    """Restore ``ctx`` from ``path``; return the history saved with it.
+
+    Raises ``ValueError`` if the checkpoint was written by a run with another config or
+    another number of plug-ins.
+    """
+    state = torch.load(Path(path), map_location=ctx.device, weights_only=False)
+    if state["config"] != ctx.config.to_dict():
+        raise ValueError(f"checkpoint {path} belongs to a run with another config")
+    if len(state["plugins"]) != len(ctx.plugins):
+        raise ValueError(f"checkpoint {path} was written with {len(state['plugins'])} plug-ins, "
+                         f"this run has {len(ctx.plugins)}")
+    ctx.model.load_state_dict(state["model"])
+    ctx.optimizer.load_state_dict(state["optimizer"])
+    ctx.sample_gen.set_state(state["sample_gen"].cpu())
+    ctx.noise_gen.set_state(state["noise_gen"].cpu())
+    ctx.aux_gen.set_state(state["aux_gen"].cpu())
+    torch.set_rng_state(state["torch_rng"].cpu())
+    ctx.step, ctx.accepted = state["step"], state["accepted"]
+    ctx.epoch = len(state["history"])
+    for plugin, s in zip(ctx.plugins, state["plugins"]):
+        plugin.load_state_dict(s)
+    return list(state["history"])

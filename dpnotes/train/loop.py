@@ -1,0 +1,300 @@
+"""The one training loop: DP-SGD (Abadi et al. 2016, Alg. 1) and its non-private twin.
+
+Per step of the private path: draw a Poisson batch (each example with probability q),
+compute per-example gradients (torch.func or opacus), clip each to L2 norm C, sum, add
+N(0, (sigma C)^2) to the sum, normalize (by q N, or not at all as in DPlis), and hand the
+result to SGD / momentum / Adam. Privacy spent is tracked after every epoch. The papers'
+methods hook in through :mod:`dpnotes.train.plugins`.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+
+from dpnotes.train import checkpoint as ckpt
+from dpnotes.train.config import TrainConfig
+from dpnotes.train.grads import LossFn, Params, grad_norms, make_backend, per_example_loss, trainable
+from dpnotes.train.metrics import Running, evaluate, privacy_spent
+from dpnotes.train.optim import learning_rate, make_optimizer, set_learning_rate
+from dpnotes.train.plugins import Plugin, check_plugins, overrides
+from dpnotes.train.privatize import add_noise, clip_factors, clipped_sum
+from dpnotes.train.sampling import poisson_batch, shuffled_batches
+
+SHUFFLE_NOTE = ("sampling='shuffle': fixed-size shuffled batches; the Poisson-subsampling "
+                "epsilons reported do NOT describe this run (Chua et al., ICML 2024)")
+
+
+def split_data(data, name: str) -> tuple[tuple[torch.Tensor, ...], torch.Tensor]:
+    """``(x, y)``, ``((x1, x2, ...), y)`` or ``(x1, x2, ..., y)`` -> (inputs tuple, targets)."""
+    if not isinstance(data, (tuple, list)) or len(data) < 2:
+        raise ValueError(f"{name} must be a tuple (inputs..., targets) of tensors")
+    *xs, y = data
+    if len(xs) == 1 and isinstance(xs[0], (tuple, list)):
+        xs = list(xs[0])
+    if not all(isinstance(t, torch.Tensor) for t in (*xs, y)):
+        raise ValueError(f"{name} must hold tensors only")
+    if any(len(t) != len(y) for t in xs):
+        raise ValueError(f"{name}: inputs and targets have different lengths")
+    if len(y) == 0:
+        raise ValueError(f"{name} is empty")
+    return tuple(xs), y
+
+
+@dataclass
+class TrainContext:
+    """Everything a step and a plug-in can see. ``step`` counts steps taken so far."""
+
+    model: nn.Module
+    config: TrainConfig
+    device: torch.device
+    train_inputs: tuple[torch.Tensor, ...]
+    train_targets: torch.Tensor
+    test_inputs: tuple[torch.Tensor, ...] | None
+    test_targets: torch.Tensor | None
+    loss_fn: LossFn
+    backend: object
+    optimizer: torch.optim.Optimizer
+    plugins: tuple[Plugin, ...]
+    n: int
+    q: float
+    steps_per_epoch: int
+    sample_gen: torch.Generator
+    noise_gen: torch.Generator
+    aux_gen: torch.Generator
+    epoch: int = 0
+    step: int = 0
+    accepted: int = 0
+    sample_weights: torch.Tensor | None = field(default=None, repr=False)
+
+    def params(self) -> Params:
+        return trainable(self.model)
+
+    def hook(self, name: str):
+        """The plug-in overriding an EXCLUSIVE hook, or None."""
+        owners = [p for p in self.plugins if overrides(p, name)]
+        return owners[0] if owners else None
+
+    def evaluate(self, params: Params | None = None, split: str = "test") -> dict:
+        """Mean loss and accuracy on the test (or train) set, at ``params`` or the model's own."""
+        xs, y = ((self.test_inputs, self.test_targets) if split == "test"
+                 else (self.train_inputs, self.train_targets))
+        if y is None:
+            raise ValueError("no test data was given")
+        return evaluate(self.model, xs, y, self.loss_fn, self.config.eval_batch_size, params)
+
+    def per_example_norms(self, params: Params | None = None) -> torch.Tensor:
+        """Unclipped per-example gradient norm of every training example (shape [N])."""
+        params = self.params() if params is None else params
+        b = self.config.eval_batch_size
+        return torch.cat([
+            grad_norms(self.backend(params, tuple(x[s:s + b] for x in self.train_inputs),
+                                    self.train_targets[s:s + b])[0])
+            for s in range(0, self.n, b)])
+
+
+def build_context(model: nn.Module, train_data, test_data, config: TrainConfig, *,
+                  plugins=(), loss: str | LossFn = "cross_entropy") -> TrainContext:
+    """Move model and data to ``config.device`` and set up optimizer, backend and generators."""
+    if not isinstance(config, TrainConfig):
+        raise ValueError(f"config must be a TrainConfig, got {type(config).__name__}")
+    plugins = tuple(plugins)
+    check_plugins(plugins, config.private)
+    device = config.torch_device()
+    xs, y = split_data(train_data, "train_data")
+    n = len(y)
+    q, steps = config.sample_rate(n), config.steps(n)
+    txs, ty = split_data(test_data, "test_data") if test_data is not None else (None, None)
+    to = lambda ts: tuple(t.to(device) for t in ts)  # noqa: E731
+    model.to(device).train()
+    loss_fn = per_example_loss(loss)
+    backend = make_backend(config.grad_backend, model, loss_fn) if config.private else None
+    sample_gen = torch.Generator("cpu").manual_seed(config.seed)
+    noise_gen = torch.Generator(device).manual_seed(config.seed + 1)
+    aux_gen = torch.Generator("cpu").manual_seed(config.seed + 2)
+    return TrainContext(
+        model=model, config=config, device=device, train_inputs=to(xs), train_targets=y.to(device),
+        test_inputs=to(txs) if txs is not None else None,
+        test_targets=ty.to(device) if ty is not None else None,
+        loss_fn=loss_fn, backend=backend,
+        optimizer=make_optimizer([p for p in model.parameters() if p.requires_grad], config),
+        plugins=plugins, n=n, q=q, steps_per_epoch=steps,
+        sample_gen=sample_gen, noise_gen=noise_gen, aux_gen=aux_gen)
+
+
+def _batch(ctx: TrainContext, idx: torch.Tensor):
+    idx = idx.to(ctx.device)
+    inputs = tuple(x[idx] for x in ctx.train_inputs)
+    targets = ctx.train_targets[idx]
+    for p in ctx.plugins:
+        inputs, targets = p.transform_batch(ctx, inputs, targets, idx)
+    return inputs, targets
+
+
+def private_step(ctx: TrainContext, idx: torch.Tensor, run: Running | None = None) -> dict:
+    """One DP-SGD step on the examples ``idx``; returns what ``on_step_end`` receives."""
+    cfg = ctx.config
+    inputs, targets = _batch(ctx, idx)
+    sigma_hook = ctx.hook("noise_multiplier")
+    sigma = cfg.noise_multiplier if sigma_hook is None else float(sigma_hook.noise_multiplier(ctx))
+    params = ctx.params()
+    if len(targets) > 0:
+        grad_hook = ctx.hook("per_example_gradients")
+        out = None if grad_hook is None else grad_hook.per_example_gradients(
+            ctx, ctx.backend, params, inputs, targets)
+        grads, losses, outputs = out if out is not None else ctx.backend(params, inputs, targets)
+        weights = None if ctx.sample_weights is None else ctx.sample_weights[idx.to(ctx.sample_weights.device)]
+        total = clipped_sum(grads, clip_factors(grads, cfg.clip, cfg.clip_mode, weights))
+        if run is not None:
+            run.add(losses, outputs, targets)
+    else:  # an empty Poisson batch: the update is noise only
+        total = {k: torch.zeros_like(v) for k, v in params.items()}
+    noisy = add_noise(total, sigma * (cfg.clip or 0.0), ctx.noise_gen)
+    scale = 1.0 / (ctx.q * ctx.n) if cfg.normalize == "expected" else 1.0
+    for k, p in ctx.model.named_parameters():
+        if k in noisy:
+            p.grad = noisy[k].mul_(scale)
+    return _apply(ctx, {"batch_size": len(targets), "noise_multiplier": sigma})
+
+
+def nonprivate_step(ctx: TrainContext, idx: torch.Tensor, run: Running | None = None) -> dict:
+    """One ordinary minibatch step: mean loss, autograd, optimizer."""
+    inputs, targets = _batch(ctx, idx)
+    ctx.optimizer.zero_grad(set_to_none=True)
+    outputs = ctx.model(*inputs)
+    losses = ctx.loss_fn(outputs, targets)
+    losses.mean().backward()
+    if run is not None:
+        run.add(losses, outputs, targets)
+    return _apply(ctx, {"batch_size": len(targets), "noise_multiplier": 0.0})
+
+
+def _apply(ctx: TrainContext, info: dict) -> dict:
+    """Optimizer step (with the scheduled lr), then the accept/reject hook."""
+    set_learning_rate(ctx.optimizer, learning_rate(ctx.config, ctx.step, ctx.steps_per_epoch))
+    judge = ctx.hook("accept_step")
+    if judge is not None:
+        old = {k: v.clone() for k, v in ctx.params().items()}
+        old_state = copy.deepcopy(ctx.optimizer.state_dict())
+    ctx.optimizer.step()
+    accepted = True
+    if judge is not None:
+        evaluate_at = lambda params: ctx.evaluate(params)["loss"]  # noqa: E731
+        accepted = bool(judge.accept_step(ctx, old, ctx.params(), evaluate_at))
+        if not accepted:
+            with torch.no_grad():
+                for k, p in ctx.model.named_parameters():
+                    if k in old:
+                        p.copy_(old[k])
+            ctx.optimizer.load_state_dict(old_state)
+    ctx.accepted += accepted
+    info.update(step=ctx.step, accepted=accepted)
+    ctx.step += 1
+    for p in ctx.plugins:
+        p.on_step_end(ctx, info)
+    return info
+
+
+def _epoch_batches(ctx: TrainContext):
+    cfg = ctx.config
+    if cfg.sampling == "shuffle":
+        yield from shuffled_batches(ctx.n, cfg.batch_size, ctx.steps_per_epoch, ctx.sample_gen)
+        return
+    sampler = ctx.hook("sampling_probabilities")
+    for _ in range(ctx.steps_per_epoch):
+        probs = ctx.q
+        ctx.sample_weights = None
+        if sampler is not None:
+            probs, ctx.sample_weights = sampler.sampling_probabilities(ctx)
+            probs = probs.to("cpu")
+        yield poisson_batch(probs, ctx.n, ctx.sample_gen)
+
+
+def _privacy(ctx: TrainContext, final: bool) -> dict:
+    """Epsilon so far from the configured accountants ("prv" only when ``final``) and from a
+    plug-in accountant; the engine's are left out when a plug-in changes sampling or noise."""
+    cfg = ctx.config
+    out = {}
+    custom = ctx.hook("epsilon")
+    changes_mechanism = ctx.hook("sampling_probabilities") or ctx.hook("noise_multiplier")
+    if cfg.private and not changes_mechanism:
+        names = [a for a in cfg.accountants if final or a != "prv"]
+        out.update(privacy_spent(cfg, ctx.q, ctx.step, names))
+    if custom is not None:
+        out.update(custom.epsilon(ctx, final) or {})
+    return out
+
+
+def _run_epoch(ctx: TrainContext, epoch: int, progress: bool) -> dict:
+    start = time.perf_counter()
+    ctx.epoch, accepted_before = epoch, ctx.accepted
+    for p in ctx.plugins:
+        p.on_epoch_start(ctx, epoch)
+    run = Running()
+    step = private_step if ctx.config.private else nonprivate_step
+    bar = tqdm(_epoch_batches(ctx), total=ctx.steps_per_epoch, disable=not progress,
+               desc=f"epoch {epoch + 1}/{ctx.config.epochs}", leave=False)
+    for idx in bar:
+        step(ctx, idx, run)
+    train_loss, train_acc = run.result()
+    test = ctx.evaluate() if ctx.test_targets is not None else {"loss": None, "acc": None}
+    record = {"epoch": epoch + 1, "train_loss": train_loss, "train_acc": train_acc,
+              "test_loss": test["loss"], "test_acc": test["acc"], "steps": ctx.step,
+              "accepted_steps": ctx.accepted - accepted_before,
+              "epsilon": _privacy(ctx, final=False)}
+    for p in ctx.plugins:
+        record.update(p.on_epoch_end(ctx, record) or {})
+    record["wall_s"] = time.perf_counter() - start
+    return record
+
+
+def train(model: nn.Module, train_data, test_data, config: TrainConfig, *, plugins=(),
+          progress: bool = True, checkpoint: str | Path | None = None,
+          loss: str | LossFn = "cross_entropy") -> dict:
+    """Train ``model`` in place; return ``{"epochs": [...], "final": {...}, "privacy": {...}}``.
+
+    ``train_data``/``test_data``: ``(x, y)`` tensors, or several input tensors then targets
+    (``((users, items), ratings)``); ``test_data`` may be None. ``checkpoint``: a file written
+    atomically after every epoch; if it exists the run resumes from it (and must have the same
+    config), giving the same history as an uninterrupted run. ``loss``: "cross_entropy",
+    "mse", or a callable returning per-example losses.
+    """
+    ctx = build_context(model, train_data, test_data, config, plugins=plugins, loss=loss)
+    if config.private and config.sampling == "shuffle":
+        warnings.warn(SHUFFLE_NOTE, stacklevel=2)
+    history: list[dict] = []
+    if checkpoint is not None and Path(checkpoint).exists():
+        history = ckpt.load(checkpoint, ctx)
+    try:
+        for p in ctx.plugins:
+            p.on_train_start(ctx)
+        for epoch in range(len(history), config.epochs):
+            history.append(_run_epoch(ctx, epoch, progress))
+            if checkpoint is not None:
+                ckpt.save(checkpoint, ctx, history)
+    finally:
+        if ctx.backend is not None:
+            ctx.backend.close()
+    return _record(ctx, history)
+
+
+def _record(ctx: TrainContext, history: list[dict]) -> dict:
+    cfg = ctx.config
+    last = history[-1]
+    privacy = {"private": cfg.private, "q": ctx.q, "noise_multiplier": cfg.noise_multiplier,
+               "clip": cfg.clip, "steps": ctx.step, "delta": cfg.delta, "sampling": cfg.sampling,
+               "epsilon": _privacy(ctx, final=True) if cfg.private else {}}
+    if cfg.private and cfg.sampling == "shuffle":
+        privacy["accounting_note"] = SHUFFLE_NOTE
+    final = {k: last[k] for k in ("train_loss", "train_acc", "test_loss", "test_acc", "steps")}
+    final["accepted_steps"] = ctx.accepted
+    final["wall_s"] = sum(r["wall_s"] for r in history)
+    return {"epochs": history, "final": final, "privacy": privacy}
