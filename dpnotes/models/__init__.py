@@ -9,6 +9,6 @@ eval mode: no in-place ops, recurrent layers written from matmuls.
 """
 
 from dpnotes.models.registry import ModelSpec, create, example_batch, names, spec
-from dpnotes.models import cnn  # noqa: F401  (registers its models)
+from dpnotes.models import cnn, mlp, recsys, text  # noqa: F401  (they register their models)
 
 __all__ = ["ModelSpec", "create", "example_batch", "names", "spec"]

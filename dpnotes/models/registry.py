@@ -16,7 +16,6 @@ from torch import nn
 from dpnotes import validate
 
 INPUT_KINDS = ("image", "tokens", "tabular", "pairs")
-TARGET_KINDS = ("class", "regression")
 
 
 @dataclass(frozen=True)
@@ -26,7 +25,7 @@ class ModelSpec:
     ``input_shape`` is one example (no batch dimension). ``index_bounds`` gives, for integer
     inputs, the exclusive upper bound of the last axis' entries: one bound for tokens
     (vocabulary size), one per column for pairs (num_users, num_items); empty otherwise.
-    ``num_outputs`` is the width of the output (classes, or 1 for regression).
+    Every registered model is a classifier: it returns ``num_outputs`` logits per example.
     """
 
     name: str
@@ -35,7 +34,6 @@ class ModelSpec:
     input_shape: tuple[int, ...]
     input_dtype: torch.dtype
     num_outputs: int
-    target: str = "class"
     index_bounds: tuple[int, ...] = ()
 
 
@@ -95,10 +93,9 @@ def example_batch(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """A synthetic ``(inputs, targets)`` batch of the right kind for model ``name``.
 
-    Images and tabular inputs are standard normal float32 (tabular features of a one-hot
-    dataset such as Adult are Bernoulli(1/2) in {0, 1}); tokens and pairs are uniform indices
-    below ``spec.index_bounds``; class targets are uniform labels, regression targets uniform
-    in [1, 5] (a rating scale). For smoke runs only: it carries no signal.
+    Images are standard normal; tabular inputs (one-hot features, as in Adult) are
+    Bernoulli(1/2) in {0, 1}; tokens and pairs are uniform indices below ``spec.index_bounds``;
+    targets are uniform class labels. For smoke runs only: it carries no signal.
     """
     batch_size = validate.integer("batch_size", batch_size, minimum=1)
     s = spec(name, **kwargs)
@@ -111,8 +108,5 @@ def example_batch(
         x = torch.randint(0, 2, shape, generator=generator).to(s.input_dtype)
     else:
         x = torch.randn(shape, generator=generator, dtype=s.input_dtype)
-    if s.target == "class":
-        y = torch.randint(0, s.num_outputs, (batch_size,), generator=generator)
-    else:
-        y = 1 + 4 * torch.rand((batch_size, s.num_outputs), generator=generator)
+    y = torch.randint(0, s.num_outputs, (batch_size,), generator=generator)
     return x, y
