@@ -1,0 +1,166 @@
+"""Calibration: the noise multiplier for a privacy budget, and the steps a budget allows.
+
+For every accountant of :mod:`dpnotes.accounting.accountants`, eps decreases in sigma
+and increases in the number of steps, so both questions are one-dimensional root
+finding. The returned values always satisfy the budget: eps(sigma) <= target_epsilon.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from scipy import optimize
+
+from dpnotes import validate
+from dpnotes.accounting.accountants import CONVERSION, DEFAULT_ORDERS, accountant_names
+from dpnotes.accounting.gdp import epsilon_from_mu, mu_from_epsilon, mu_poisson
+from dpnotes.accounting.prv import prv_epsilon
+from dpnotes.accounting.rdp import _epsilons, resolve_orders, subsampled_gaussian_rdp, rdp_to_epsilon
+from dpnotes.accounting.tradeoff import integer_steps
+
+_EPS_CAP = 1e6  # eps values above this (including inf) count as "far above any target"
+
+
+def _one(accountant: str) -> str:
+    if accountant == "all":
+        raise ValueError("accountant must name one accountant, not 'all'")
+    return accountant_names(accountant)[0]
+
+
+def _orders(accountant: str, orders) -> np.ndarray:
+    return resolve_orders(DEFAULT_ORDERS[accountant] if orders is None else orders)
+
+
+def _solve_log_sigma(eps_of: Callable[[float], float], target: float, tol: float, start: float = 1.0) -> float:
+    """Root in sigma of eps_of(sigma) = target: bracket from ``start`` with geometrically
+    growing steps, then brentq on log sigma."""
+    g = lambda s: min(eps_of(math.exp(s)), _EPS_CAP) - target  # noqa: E731
+    x0 = math.log(start)
+    g0 = g(x0)
+    direction = 1.0 if g0 > 0 else -1.0  # eps too large: more noise; within budget: less
+    step = 0.02
+    while True:
+        x1 = x0 + direction * step
+        if abs(x1) > math.log(1e6):
+            raise ValueError(f"target_epsilon {target!r} needs a noise multiplier outside [1e-6, 1e6]")
+        g1 = g(x1)
+        if (g1 > 0) != (g0 > 0):
+            break
+        x0, g0, step = x1, g1, 2 * step
+    lo, hi = sorted((x0, x1))
+    return math.exp(optimize.brentq(g, lo, hi, xtol=tol / 4, rtol=4 * np.finfo(float).eps))
+
+
+def _rdp_sigma(target, q, steps, delta, orders, conversion, tol) -> float:
+    """RDP calibration, fast: solve on every ``stride``-th order (a root above the true
+    one), then on a window of orders around the optimal one there; accept the window's
+    root once the full list's optimal order at it lies strictly inside the window (where
+    the window's eps equals the full list's eps); else re-centre, at last use all orders."""
+    def eps_of(sub):
+        return lambda s: rdp_to_epsilon(subsampled_gaussian_rdp(q, s, steps, sub), sub, delta, conversion)[0]
+
+    stride = max(1, orders.size // 16)
+    sigma = _solve_log_sigma(eps_of(orders[::stride]), target, tol)
+    center = stride * int(np.argmin(_epsilons(
+        subsampled_gaussian_rdp(q, sigma, steps, orders[::stride]), orders[::stride], delta, conversion)))
+    for _ in range(3):
+        lo, hi = max(center - stride, 0), min(center + stride + 1, orders.size)
+        sigma = _solve_log_sigma(eps_of(orders[lo:hi]), target, tol, start=sigma)
+        center = int(np.argmin(_epsilons(subsampled_gaussian_rdp(q, sigma, steps, orders), orders, delta, conversion)))
+        if (lo < center or lo == 0) and (center < hi - 1 or hi == orders.size):
+            return sigma
+    return _solve_log_sigma(eps_of(orders), target, tol, start=sigma)
+
+
+def noise_multiplier(
+    target_epsilon: float,
+    q: float,
+    steps: float,
+    delta: float,
+    *,
+    accountant: str = "rdp",
+    orders: str | Sequence[float] | None = None,
+    tol: float = 1e-6,
+) -> float:
+    """The smallest noise multiplier sigma (to relative ``tol``) with eps(sigma) <= target.
+
+    ``accountant`` is one of ``rdp``, ``rdp-classic``, ``clt``, ``prv`` (for ``prv`` the
+    UPPER bound of eps is calibrated; each evaluation takes up to seconds, so use a
+    coarse ``tol`` such as 1e-3). ``orders`` replaces the default RDP order list.
+    """
+    accountant = _one(accountant)
+    target = validate.positive("target_epsilon", target_epsilon)
+    q = validate.probability("q", q)
+    steps = validate.positive("steps", steps)
+    delta = validate.probability("delta", delta, high_open=True)
+    tol = validate.positive("tol", tol)
+    if accountant in CONVERSION:
+        a = _orders(accountant, orders)
+        conversion = CONVERSION[accountant]
+        sigma = _rdp_sigma(target, q, steps, delta, a, conversion, tol)
+        eps_of = lambda s: rdp_to_epsilon(subsampled_gaussian_rdp(q, s, steps, a), a, delta, conversion)[0]  # noqa: E731
+    elif accountant == "clt":
+        # Closed form: invert mu = q sqrt(T (exp(1/sigma^2) - 1)) at mu = mu(target, delta).
+        mu = mu_from_epsilon(target, delta)
+        sigma = 1 / math.sqrt(math.log1p((mu / q) ** 2 / steps))
+        eps_of = lambda s: epsilon_from_mu(q * math.sqrt(steps * math.expm1(s**-2)), delta)  # noqa: E731
+    else:
+        eps_of = lambda s: prv_epsilon(q, s, steps, delta).upper  # noqa: E731
+        sigma = _solve_log_sigma(eps_of, target, tol)
+    while eps_of(sigma) > target:  # the root finder may stop just below the root
+        sigma *= 1 + tol
+    return sigma
+
+
+def max_steps(
+    target_epsilon: float,
+    q: float,
+    sigma: float,
+    delta: float,
+    *,
+    accountant: str = "rdp",
+    orders: str | Sequence[float] | None = None,
+) -> int:
+    """The largest whole number of steps T with eps(T) <= target (0 if even one step exceeds it).
+
+    RDP: RDP is linear in T, so T = floor(max_a (target - c_a) / rdp_1(a)) with c_a the
+    conversion's delta term. CLT: closed form. Both are checked at T + 1 against float
+    rounding. PRV: bisection on the upper bound.
+    Divide by n / B for epochs.
+    """
+    accountant = _one(accountant)
+    target = validate.positive("target_epsilon", target_epsilon)
+    q = validate.probability("q", q)
+    sigma = validate.positive("sigma", sigma)
+    delta = validate.probability("delta", delta, high_open=True)
+    if accountant in CONVERSION:
+        a = _orders(accountant, orders)
+        per_step = subsampled_gaussian_rdp(q, sigma, 1, a)
+        slack = target - _epsilons(np.zeros_like(a), a, delta, CONVERSION[accountant])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(slack > 0, slack / per_step, 0.0)
+        if not np.isfinite(t.max()):
+            raise ValueError(f"sigma {sigma!r} is so large that the per-step RDP is 0: no step limit")
+        t = int(np.floor(t.max()))
+        eps_at = lambda n: rdp_to_epsilon(n * per_step, a, delta, CONVERSION[accountant])[0]  # noqa: E731
+    elif accountant == "clt":
+        t = int(math.floor((mu_from_epsilon(target, delta) / q) ** 2 / math.expm1(sigma**-2)))
+        eps_at = lambda n: epsilon_from_mu(mu_poisson(q, sigma, n), delta)  # noqa: E731
+    if accountant != "prv":  # the closed forms may lose the last step to rounding
+        while eps_at(t + 1) <= target:
+            t += 1
+        return t
+    within = lambda t: prv_epsilon(q, sigma, t, delta).upper <= target  # noqa: E731
+    if not within(1):
+        return 0
+    lo, hi = 1, 2
+    while within(hi):
+        lo, hi = hi, hi * 2
+        if hi > 2**40:
+            raise ValueError("target_epsilon allows more than 2**40 steps")
+    while hi - lo > 1:  # within(lo) and not within(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if within(mid) else (lo, mid)
+    return lo

@@ -1,0 +1,49 @@
+"""Tight numerical accounting of the Poisson-subsampled Gaussian via privacy random variables.
+
+Gopi, Lee, Wutschitz, "Numerical Composition of Differential Privacy" (NeurIPS 2021):
+the privacy loss random variable of one step is discretised and composed by FFT; the
+result is an estimate of eps with rigorous lower and upper bounds (Theorem 5.5),
+computed here by the authors' library ``prv_accountant``.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from prv_accountant import PoissonSubsampledGaussianMechanism, PRVAccountant
+
+from dpnotes import validate
+from dpnotes.accounting.rdp import _check_sgm
+from dpnotes.accounting.tradeoff import integer_steps
+
+
+class PRVEpsilon(NamedTuple):
+    """eps estimate and the bounds lower <= true eps <= upper (for the given delta)."""
+
+    epsilon: float
+    lower: float
+    upper: float
+
+
+def prv_epsilon(
+    q: float, sigma: float, steps: float, delta: float, *, eps_error: float = 0.01
+) -> PRVEpsilon:
+    """eps of ``steps`` Poisson-subsampled Gaussian steps by the PRV accountant.
+
+    ``eps_error`` bounds ``upper - epsilon`` and ``epsilon - lower``; the delta error is
+    ``delta / 1000`` (as opacus). Fractional ``steps`` are rounded up (the PRV composes
+    whole steps), which can only increase eps. Report ``upper`` when a guarantee is needed.
+    """
+    q, sigma, _ = _check_sgm(q, sigma, steps)
+    delta = validate.probability("delta", delta, high_open=True)
+    eps_error = validate.positive("eps_error", eps_error)
+    t = integer_steps(steps)
+    accountant = PRVAccountant(
+        prvs=PoissonSubsampledGaussianMechanism(noise_multiplier=sigma, sampling_probability=q),
+        max_self_compositions=t,
+        eps_error=eps_error,
+        delta_error=delta / 1000,
+    )
+    lower, estimate, upper = accountant.compute_epsilon(delta=delta, num_self_compositions=[t])
+    # eps < 0 carries no meaning beyond eps = 0.
+    return PRVEpsilon(max(float(estimate), 0.0), max(float(lower), 0.0), float(upper))
