@@ -1,0 +1,81 @@
+"""``dpnotes epsilon``: eps of a DP-SGD run (Poisson-subsampled Gaussian) under each accountant.
+
+The run is given by its sampling rate (``--sample-rate``, or ``--batch-size`` and
+``--dataset-size``: q = B/N) and length (``--steps``, or ``--epochs``: steps = epochs / q
+= epochs * N / B, fractional allowed, as the GDP paper's code; the PRV accountant rounds
+it up). ``--json`` prints one JSON object keyed by accountant name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from dpnotes import validate
+from dpnotes.accounting import ACCOUNTANTS, ORDERS, epsilon
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options shared with ``dpnotes noise``: sampling rate, length, delta, accountant, output."""
+    parser.add_argument("--sample-rate", type=float, metavar="Q", help="Poisson sampling rate q in (0, 1]")
+    parser.add_argument("--batch-size", type=int, metavar="B", help="expected batch size (q = B/N)")
+    parser.add_argument("--dataset-size", type=int, metavar="N", help="training set size (q = B/N)")
+    parser.add_argument("--epochs", type=float, metavar="E", help="epochs (steps = E / q)")
+    parser.add_argument("--steps", type=float, metavar="T", help="number of steps")
+    parser.add_argument("--delta", type=float, required=True, metavar="D", help="delta in (0, 1)")
+    parser.add_argument("--orders", choices=sorted(ORDERS), help="RDP orders (default per accountant)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object keyed by accountant")
+
+
+def run_settings(args: argparse.Namespace) -> tuple[float, float]:
+    """(q, steps) from the parsed options; ValueError names what is missing or wrong."""
+    if args.sample_rate is not None:
+        if args.batch_size is not None or args.dataset_size is not None:
+            raise ValueError("give either --sample-rate or --batch-size with --dataset-size, not both")
+        q = validate.probability("--sample-rate", args.sample_rate)
+    elif args.batch_size is not None and args.dataset_size is not None:
+        b = validate.integer("--batch-size", args.batch_size, minimum=1)
+        n = validate.integer("--dataset-size", args.dataset_size, minimum=1)
+        q = validate.probability("--batch-size / --dataset-size", b / n)
+    else:
+        raise ValueError("give --sample-rate, or both --batch-size and --dataset-size")
+    if (args.epochs is None) == (args.steps is None):
+        raise ValueError("give exactly one of --epochs and --steps")
+    if args.steps is not None:
+        return q, validate.positive("--steps", args.steps)
+    return q, validate.positive("--epochs", args.epochs) / q
+
+
+def _row(name: str, values: dict[str, float]) -> str:
+    details = ", ".join(f"{k} {v:.6g}" for k, v in values.items() if k != "epsilon")
+    return f"{name:<12} {values['epsilon']:>12.6g}   {details}"
+
+
+def _run(args: argparse.Namespace) -> int:
+    q, steps = run_settings(args)
+    sigma = validate.positive("--noise-multiplier", args.noise_multiplier)
+    result = epsilon(q, sigma, steps, args.delta, accountant=args.accountant, orders=args.orders)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"q {q:.6g}, sigma {sigma:.6g}, steps {steps:.6g}, delta {args.delta:.3g}")
+    print(f"{'accountant':<12} {'epsilon':>12}")
+    for name, values in result.items():
+        print(_row(name, values))
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "epsilon",
+        help="eps of a DP-SGD run under the RDP, CLT (GDP) and PRV accountants",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_run_arguments(parser)
+    parser.add_argument("--noise-multiplier", type=float, required=True, metavar="S", help="sigma > 0")
+    parser.add_argument(
+        "--accountant", choices=ACCOUNTANTS + ("all",), default="all",
+        help="accountant (default all; prv takes up to seconds)",
+    )
+    parser.set_defaults(func=_run)

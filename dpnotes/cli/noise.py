@@ -1,0 +1,52 @@
+"""``dpnotes noise``: the smallest noise multiplier meeting a target eps for a DP-SGD run.
+
+Takes the run options of ``dpnotes epsilon`` (sampling rate, steps or epochs, delta).
+The result always satisfies eps(sigma) <= target under the chosen accountant (for
+``prv``, its upper bound). ``--json`` prints ``{accountant: {"noise_multiplier": ...,
+"epsilon": ...}}``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from dpnotes import validate
+from dpnotes.accounting import ACCOUNTANTS, epsilon, noise_multiplier
+from dpnotes.cli.epsilon import add_run_arguments, run_settings
+
+
+def _run(args: argparse.Namespace) -> int:
+    q, steps = run_settings(args)
+    target = validate.positive("--target-epsilon", args.target_epsilon)
+    names = ACCOUNTANTS if args.accountant == "all" else (args.accountant,)
+    result = {}
+    for name in names:
+        sigma = noise_multiplier(target, q, steps, args.delta, accountant=name, orders=args.orders,
+                                 tol=1e-3 if name == "prv" else 1e-6)
+        spent = epsilon(q, sigma, steps, args.delta, accountant=name, orders=args.orders)[name]
+        result[name] = {"noise_multiplier": sigma, "epsilon": spent["upper" if name == "prv" else "epsilon"]}
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"target eps {target:.6g}, q {q:.6g}, steps {steps:.6g}, delta {args.delta:.3g}")
+    print(f"{'accountant':<12} {'sigma':>12} {'epsilon':>12}")
+    for name, values in result.items():
+        print(f"{name:<12} {values['noise_multiplier']:>12.6g} {values['epsilon']:>12.6g}")
+    return 0
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "noise",
+        help="calibrate the noise multiplier of a DP-SGD run to a target eps",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_run_arguments(parser)
+    parser.add_argument("--target-epsilon", type=float, required=True, metavar="EPS", help="eps > 0")
+    parser.add_argument(
+        "--accountant", choices=ACCOUNTANTS + ("all",), default="rdp",
+        help="accountant (default rdp; prv takes tens of seconds)",
+    )
+    parser.set_defaults(func=_run)
