@@ -1,0 +1,75 @@
+"""Image datasets as tensors: MNIST and Fashion-MNIST (IDX files), CIFAR-10 (binary version).
+
+No torchvision: the official formats are parsed directly.
+IDX (LeCun et al., http://yann.lecun.com/exdb/mnist/): big-endian magic ``0x0000 08 ndim``
+(type 0x08 = unsigned byte), then ``ndim`` 32-bit big-endian dimensions, then the data.
+CIFAR-10 binary (Krizhevsky 2009): records of 1 label byte + 3072 pixel bytes (1024 red, 1024
+green, 1024 blue, each row-major 32x32); five training batches and one test batch of 10,000.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from dpnotes import validate
+from dpnotes.data.store import fetch
+
+_SPLITS = ("train", "test")
+
+
+def read_idx(path: Path) -> np.ndarray:
+    """The uint8 array stored in an (uncompressed) IDX file; ValueError naming the file if malformed."""
+    with path.open("rb") as f:
+        head = f.read(4)
+        if len(head) != 4 or head[:3] != b"\x00\x00\x08" or not 1 <= head[3] <= 4:
+            raise ValueError(f"{path}: not an unsigned-byte IDX file (magic {head.hex()})")
+        ndim = head[3]
+        dims = tuple(int.from_bytes(f.read(4), "big") for _ in range(ndim))
+    data = np.fromfile(path, dtype=np.uint8, offset=4 + 4 * ndim)
+    if data.size != int(np.prod(dims)):
+        raise ValueError(f"{path}: IDX header says {dims} ({int(np.prod(dims))} bytes), found {data.size}")
+    return data.reshape(dims)
+
+
+def _load_idx_pair(dataset: str, split: str, mirror, cache_dir, registry):
+    validate.choice("split", split, _SPLITS)
+    prefix = "train" if split == "train" else "t10k"
+    names = [f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte"]
+    paths = fetch(dataset, names, mirror=mirror, cache_dir=cache_dir, registry=registry)
+    images, labels = read_idx(paths[names[0]]), read_idx(paths[names[1]])
+    if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
+        raise ValueError(f"{dataset} {split}: images {images.shape} and labels {labels.shape} do not match")
+    return torch.from_numpy(images), torch.from_numpy(labels.astype(np.int64))
+
+
+def load_mnist(split: str = "train", *, mirror=None, cache_dir=None, registry=None):
+    """MNIST ``split`` ("train": 60,000, "test": 10,000) as (uint8 [N, 28, 28], int64 [N])."""
+    return _load_idx_pair("mnist", split, mirror, cache_dir, registry)
+
+
+def load_fashion_mnist(split: str = "train", *, mirror=None, cache_dir=None, registry=None):
+    """Fashion-MNIST ``split`` ("train": 60,000, "test": 10,000) as (uint8 [N, 28, 28], int64 [N])."""
+    return _load_idx_pair("fashion-mnist", split, mirror, cache_dir, registry)
+
+
+def load_cifar10(split: str = "train", *, mirror=None, cache_dir=None, registry=None):
+    """CIFAR-10 ``split`` ("train": batches 1-5 in order, 50,000; "test": 10,000) as
+    (uint8 [N, 3, 32, 32] channels R, G, B; int64 [N] labels 0-9)."""
+    validate.choice("split", split, _SPLITS)
+    names = [f"data_batch_{i}.bin" for i in range(1, 6)] if split == "train" else ["test_batch.bin"]
+    paths = fetch("cifar-10", names, mirror=mirror, cache_dir=cache_dir, registry=registry)
+    records = []
+    for name in names:
+        raw = np.fromfile(paths[name], dtype=np.uint8)
+        if raw.size % 3073:
+            raise ValueError(f"{paths[name]}: size {raw.size} is not a multiple of 3073-byte records")
+        records.append(raw.reshape(-1, 3073))
+    data = np.concatenate(records)
+    labels = data[:, 0].astype(np.int64)
+    if labels.size and labels.max() > 9:
+        raise ValueError(f"cifar-10 {split}: label {labels.max()} out of range 0-9")
+    images = np.ascontiguousarray(data[:, 1:]).reshape(-1, 3, 32, 32)
+    return torch.from_numpy(images), torch.from_numpy(labels)
