@@ -1,0 +1,43 @@
+"""Test-suite configuration shared by every test module.
+
+nbval (``make test`` passes ``--nbval-lax``) runs each reference notebook in
+``tests/notebooks/`` in a fresh kernel, which inherits this process's environment when it
+starts, during the setup of the notebook's first cell.  Each notebook gets its own empty
+results store there, as ``make nbval-refresh`` gave it, so its checked outputs never
+depend on records that other runs left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+from nbval.plugin import IPyNbCell
+
+_STORES: dict[str, str] = {}  # notebook node id -> its results store
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    if not isinstance(item, IPyNbCell):
+        yield
+        return
+    notebook = item.parent.nodeid
+    if notebook not in _STORES:
+        _STORES[notebook] = tempfile.mkdtemp(prefix="dpnotes-nbval-results-")
+    saved = os.environ.get("DPNOTES_RESULTS")
+    os.environ["DPNOTES_RESULTS"] = _STORES[notebook]
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["DPNOTES_RESULTS"]
+        else:
+            os.environ["DPNOTES_RESULTS"] = saved
+
+
+def pytest_sessionfinish(session, exitstatus):
+    for store in _STORES.values():
+        shutil.rmtree(store, ignore_errors=True)
