@@ -1,0 +1,61 @@
+"""``dpnotes data``: list the registered datasets, verify a mirror, fetch a dataset into the cache."""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser("data", help="list, verify and fetch datasets",
+                       description="Datasets are looked up in the cache, then in mirror directories "
+                       "(--mirror or $DPNOTES_DATA_MIRROR, os.pathsep-separated), then at the "
+                       "official URLs; every file is checked against its content checksum.")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    ls = actions.add_parser("list", help="registered datasets, their files, and whether they are cached")
+    ls.add_argument("--cache-dir", metavar="DIR", help="cache (default: $DPNOTES_CACHE or ~/.cache/dpnotes)")
+    ls.set_defaults(func=_list)
+    v = actions.add_parser("verify", help="check the content checksum of every dataset file in the mirror(s); "
+                           "exit 1 if any fails")
+    v.add_argument("--mirror", metavar="DIR", action="append",
+                   help="mirror directory (repeatable; default: $DPNOTES_DATA_MIRROR)")
+    v.set_defaults(func=_verify)
+    f = actions.add_parser("fetch", help="copy a dataset, verified, into the cache")
+    f.add_argument("name", help="dataset name (see `dpnotes data list`)")
+    f.add_argument("--mirror", metavar="DIR", action="append",
+                   help="mirror directory (repeatable; default: $DPNOTES_DATA_MIRROR)")
+    f.add_argument("--cache-dir", metavar="DIR", help="cache (default: $DPNOTES_CACHE or ~/.cache/dpnotes)")
+    f.set_defaults(func=_fetch)
+
+
+def _list(args) -> int:
+    from dpnotes.data import REGISTRY, cache_root
+
+    root = cache_root(args.cache_dir)
+    for ds in REGISTRY.values():
+        print(f"{ds.name}: {ds.description}")
+        for spec in ds.files.values():
+            cached = "cached" if (root / ds.name / spec.name).is_file() else "-"
+            urls = [u for s in spec.sources for u in s.urls]
+            print(f"  {spec.name:28} {cached:7} {urls[0] if urls else 'mirror only'}")
+    return 0
+
+
+def _verify(args) -> int:
+    from dpnotes.data import verify
+
+    results = verify(args.mirror)
+    if not results:
+        print("no registered dataset file found in the mirror(s)")
+        return 1
+    print(f"{'status':6}  {'dataset':15} {'path':58} detail")
+    for r in results:
+        print(f"{'OK' if r.ok else 'FAIL':6}  {r.dataset:15} {str(r.path):58} {r.detail}")
+    failed = sum(not r.ok for r in results)
+    print(f"{len(results) - failed} of {len(results)} files verified")
+    return 1 if failed else 0
+
+
+def _fetch(args) -> int:
+    from dpnotes.data import fetch
+
+    for name, path in fetch(args.name, mirror=args.mirror, cache_dir=args.cache_dir).items():
+        print(f"{name}: {path}")
+    return 0
