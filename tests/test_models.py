@@ -9,9 +9,16 @@ from torch.func import functional_call, grad, vmap
 
 from dpnotes import models
 
-# Variants whose per-sample gradients are tested instead of the default (BatchNorm mixes the
-# examples of a batch in train mode; the engine trains with GroupNorm).
-PER_SAMPLE_KWARGS: dict[str, dict] = {}
+# Variants whose per-sample gradients are tested instead of the default: ResNet with GroupNorm
+# (BatchNorm mixes the examples of a batch in train mode; DP training uses GroupNorm) at a small
+# width to keep the test fast; BatchNorm in eval mode (running statistics) is tested too.
+# Short sequences and a small vocabulary keep the LSTM test fast (the model takes any length).
+PER_SAMPLE_KWARGS: dict[str, dict] = {
+    "resnet18v2": {"norm": "group", "width": 8, "num_groups": 4},
+    "dpis-imdb-bilstm": {"seq_len": 10, "vocab_size": 300},
+}
+PER_SAMPLE_CASES = [(n, PER_SAMPLE_KWARGS.get(n, {})) for n in models.names()] + [
+    ("resnet18v2", {"norm": "batch", "width": 8})]
 
 
 def _loss(model, params, constants, x, y):
@@ -19,12 +26,11 @@ def _loss(model, params, constants, x, y):
     return torch.nn.functional.cross_entropy(out, y)
 
 
-@pytest.mark.parametrize("name", models.names())
-def test_per_sample_gradients_match_one_at_a_time(name):
-    kwargs = PER_SAMPLE_KWARGS.get(name, {})
+@pytest.mark.parametrize("name, kwargs", PER_SAMPLE_CASES)
+def test_per_sample_gradients_match_one_at_a_time(name, kwargs):
     torch.manual_seed(0)
     model = models.create(name, **kwargs).double().eval()
-    x, y = models.example_batch(name, 5, torch.Generator().manual_seed(1), **kwargs)
+    x, y = models.example_batch(name, 4, torch.Generator().manual_seed(1), **kwargs)
     if x.is_floating_point():
         x = x.double()
     trainable = {k: p for k, p in model.named_parameters() if p.requires_grad}
@@ -186,3 +192,74 @@ def test_expected_rating():
     torch.testing.assert_close(expected_rating(logits), torch.tensor([3.0, 5.0, 1.0]))
     with pytest.raises(ValueError, match="logits"):
         expected_rating(torch.zeros(5))
+
+
+def test_resnet18v2_structure():
+    """Pre-activation ResNet-18 for 32x32: 3x3 stride-1 stem, no max pooling, 4 stages x 2 blocks."""
+    model = models.create("resnet18v2")
+    assert model.stem.weight.shape == (64, 3, 3, 3) and model.stem.stride == (1, 1)
+    assert not any(isinstance(m, torch.nn.MaxPool2d) for m in model.modules())
+    blocks = list(model.blocks)
+    assert [b.conv2.out_channels for b in blocks] == [64, 64, 128, 128, 256, 256, 512, 512]
+    assert [b.projection is not None for b in blocks] == [False, False] + [True, False] * 3
+    assert model.classifier.weight.shape == (10, 512)
+    norms = {type(m) for m in models.create("resnet18v2", norm="group").modules()}
+    assert torch.nn.GroupNorm in norms and torch.nn.BatchNorm2d not in norms
+    with pytest.raises(ValueError, match="norm"):
+        models.create("resnet18v2", norm="layer")
+    with pytest.raises(ValueError, match="num_groups"):
+        models.create("resnet18v2", norm="group", width=8, num_groups=3)
+
+
+def test_resnet_block_is_preactivation():
+    """Identity blocks add x itself (not its normalised version) to the residual branch."""
+    from dpnotes.models.resnet import PreActBlock
+
+    block = PreActBlock(4, 4, 1, "group", 2).double().eval()
+    x = torch.randn(2, 4, 5, 5, dtype=torch.float64)
+    relu = torch.nn.functional.relu
+    residual = block.conv2(relu(block.norm2(block.conv1(relu(block.norm1(x))))))
+    torch.testing.assert_close(block(x), x + residual)
+
+
+def test_scatternet_heads_and_norms():
+    """Tramer & Boneh heads on 81x7x7 (MNIST) and 243x8x8 (CIFAR-10) scattering features."""
+    assert models.spec("scatternet-cnn").input_shape == (81, 7, 7)
+    assert models.spec("scatternet-cifar-cnn").input_shape == (243, 8, 8)
+    convs = lambda n, **kw: [tuple(m.weight.shape) for m in models.create(n, **kw).modules()
+                             if isinstance(m, (torch.nn.Conv2d, torch.nn.Linear))]
+    assert convs("scatternet-cnn") == [(16, 81, 3, 3), (32, 16, 3, 3), (32, 512), (10, 32)]
+    assert convs("scatternet-cifar-cnn") == [(64, 243, 3, 3), (64, 64, 3, 3), (10, 1024)]
+    gn = models.create("scatternet-cnn")[0]
+    assert isinstance(gn, torch.nn.GroupNorm) and gn.num_groups == 27 and not gn.affine
+    mean, var = torch.rand(81), torch.rand(81)
+    var[3] = 0.0
+    std = models.create("scatternet-cnn", input_norm="standardize", stats=(mean, var))[0]
+    x = torch.randn(2, 81, 7, 7)
+    expected = (x - mean[:, None, None]) / torch.sqrt(var[:, None, None] + 1e-5)
+    expected[:, 3] = 0.0
+    torch.testing.assert_close(std(x), expected)
+    assert isinstance(models.create("scatternet-cnn", input_norm="none")[0], torch.nn.Identity)
+    with pytest.raises(ValueError, match="stats"):
+        models.create("scatternet-cnn", input_norm="standardize")
+    with pytest.raises(ValueError, match="stats"):
+        models.create("scatternet-cnn", stats=(mean, var))
+    with pytest.raises(ValueError, match="num_groups"):
+        models.create("scatternet-cnn", num_groups=4)
+    with pytest.raises(ValueError, match="input_norm"):
+        models.create("scatternet-cnn", input_norm="batch")
+
+
+def test_preprocessor_scattering_features():
+    pytest.importorskip("kymatio")
+    assert models.preprocessor("tf-mnist-cnn") is None
+    for name, shape in (("scatternet-cnn", (1, 28, 28)), ("scatternet-cifar-cnn", (3, 32, 32))):
+        features = models.preprocessor(name)
+        assert not list(features.parameters())
+        images = torch.rand(2, *shape)
+        out = features(images)
+        assert out.shape == (2, *models.spec(name).input_shape)
+        # Order-0 map of each channel is a low-pass average: nonnegative for nonnegative images.
+        assert (out[:, ::81] >= 0).all()
+        assert torch.allclose(out[1:], features(images[1:]))  # per-example transform
+        assert models.create(name)(out).shape == (2, 10)

@@ -5,10 +5,11 @@
 
 Every registered model is pure torch (no torchvision) and works with per-sample gradients by
 ``torch.func`` (``vmap(grad(...))`` over ``functional_call(model, params, (x[None],))``) in
-eval mode: no in-place ops, recurrent layers written from matmuls.
+eval mode: no in-place ops, recurrent layers written from matmuls. Models that consume fixed
+features (the ScatterNet CNNs) name their feature extractor: ``preprocessor(name)``.
 """
 
-from dpnotes.models.registry import ModelSpec, create, example_batch, names, spec
-from dpnotes.models import cnn, mlp, recsys, text  # noqa: F401  (they register their models)
+from dpnotes.models.registry import ModelSpec, create, example_batch, names, preprocessor, spec
+from dpnotes.models import cnn, mlp, recsys, resnet, scatternet, text  # noqa: F401  (they register their models)
 
-__all__ = ["ModelSpec", "create", "example_batch", "names", "spec"]
+__all__ = ["ModelSpec", "create", "example_batch", "names", "preprocessor", "spec"]

@@ -41,6 +41,7 @@ class ModelSpec:
 class _Entry:
     factory: Callable[..., nn.Module]
     describe: Callable[..., ModelSpec]
+    preprocess: Callable[..., nn.Module] | None
 
 
 _REGISTRY: dict[str, _Entry] = {}
@@ -53,13 +54,15 @@ def image_spec(name: str, source: str, channels: int, size: int, num_classes: in
                      num_outputs=num_classes)
 
 
-def register(name: str, describe: Callable[..., ModelSpec]):
-    """Decorator: register ``factory`` under ``name`` with its spec ``describe``."""
+def register(name: str, describe: Callable[..., ModelSpec],
+             preprocess: Callable[..., nn.Module] | None = None):
+    """Decorator: register ``factory`` under ``name`` with its spec ``describe`` and, for models
+    that consume fixed features of the raw data, the feature extractor's factory."""
 
     def decorator(factory: Callable[..., nn.Module]) -> Callable[..., nn.Module]:
         if name in _REGISTRY:
             raise ValueError(f"model name {name!r} registered twice")
-        _REGISTRY[name] = _Entry(factory, describe)
+        _REGISTRY[name] = _Entry(factory, describe, preprocess)
         return factory
 
     return decorator
@@ -88,11 +91,20 @@ def spec(name: str, **kwargs) -> ModelSpec:
     return _entry(name).describe(**kwargs)
 
 
+def preprocessor(name: str, **kwargs) -> nn.Module | None:
+    """The fixed, parameter-free feature extractor that maps raw data to model ``name``'s inputs
+    (apply it once to the dataset, outside the DP loop), or ``None`` if the model takes raw data.
+    """
+    entry = _entry(name)
+    return None if entry.preprocess is None else entry.preprocess(**kwargs)
+
+
 def example_batch(
     name: str, batch_size: int, generator: torch.Generator | None = None, **kwargs
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """A synthetic ``(inputs, targets)`` batch of the right kind for model ``name``.
 
+    Inputs have the model's input shape (features, for models with a :func:`preprocessor`).
     Images are standard normal; tabular inputs (one-hot features, as in Adult) are
     Bernoulli(1/2) in {0, 1}; tokens and pairs are uniform indices below ``spec.index_bounds``;
     targets are uniform class labels. For smoke runs only: it carries no signal.
