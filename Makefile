@@ -42,7 +42,7 @@ setup: $(STAMP)
 # and may pull a multi-GB CUDA build.
 $(STAMP):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install $(TORCH_PIP_ARGS) "$$(grep '^torch==' constraints.txt)"
+	$(BIN)/python -m pip install $(TORCH_PIP_ARGS) -c constraints.txt "$$(grep '^torch==' constraints.txt)"
 	$(BIN)/python -m pip install -c constraints.txt -e ".[dev]"
 	rm -f $(VENV)/.setup-*
 	touch $@
@@ -87,13 +87,16 @@ $(MATHJAX_JS):
 # Reference notebooks for nbval: each notebook executed at the smoke profile, as nbval
 # will run it (cwd tests/notebooks, an empty results store).
 nbval-refresh: $(STAMP)
-	for nb in $(PAPERS) scoreboard; do \
-	  src=notebooks/$$nb.ipynb; [ $$nb = scoreboard ] && src=book/scoreboard.ipynb; \
+	for paper in $(PAPERS); do \
 	  store=$$(mktemp -d); \
 	  DPNOTES_RESULTS=$$store $(BIN)/papermill --no-progress-bar --cwd tests/notebooks \
-	    -p profile smoke $$src tests/notebooks/$$nb.ipynb; \
+	    -p profile smoke notebooks/$$paper.ipynb tests/notebooks/$$paper.ipynb; \
 	  rm -rf $$store; \
 	done
+	store=$$(mktemp -d); \
+	DPNOTES_RESULTS=$$store $(BIN)/papermill --no-progress-bar --cwd tests/notebooks \
+	  book/scoreboard.ipynb tests/notebooks/scoreboard.ipynb; \
+	rm -rf $$store
 
 clean:
 	rm -rf _build $(EXECUTED) build

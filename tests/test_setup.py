@@ -290,3 +290,11 @@ def test_every_citation_resolves():
              for key in keys.split(",")}
     assert cited, "nothing is cited"
     assert not cited - bib_keys(), f"cited but not in references.bib: {sorted(cited - bib_keys())}"
+
+
+def test_cdn_fallback_config_drops_only_the_bundled_mathjax_settings():
+    """Without npm, `make book` builds with _config.yml minus these lines (grep -v)."""
+    patterns = re.findall(r"-e '(\^[^']+)'", (REPO / "Makefile").read_text())
+    lines = (REPO / "_config.yml").read_text().splitlines()
+    dropped = [l.split(":")[0].strip() for l in lines if any(re.match(p, l) for p in patterns)]
+    assert dropped == ["mathjax_path", "html_extra_path"]
