@@ -4,6 +4,8 @@ per-sample gradients by torch.func against one-example-at-a-time autograd."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 import torch
 from torch.func import functional_call, grad, vmap
 
@@ -55,7 +57,7 @@ def test_per_sample_gradients_match_one_at_a_time(name, kwargs):
 def test_output_shape_and_spec(name):
     spec = models.spec(name)
     assert spec.name == name
-    assert spec.input_kind in ("image", "tokens", "tabular", "pairs")
+    assert spec.input_kind in models.registry.INPUT_KINDS
     assert spec.source
     x, y = models.example_batch(name, 3, torch.Generator().manual_seed(0))
     assert x.shape == (3, *spec.input_shape) and x.dtype == spec.input_dtype
@@ -74,6 +76,11 @@ def test_example_batch_is_reproducible_and_validated():
     assert all(torch.equal(u, v) for u, v in zip(a, b))
     with pytest.raises(ValueError, match="batch_size"):
         models.example_batch("tf-mnist-cnn", 0)
+
+
+def test_spec_rejects_unknown_input_kind():
+    with pytest.raises(ValueError, match="input_kind"):
+        models.ModelSpec("m", "src", "audio", (3,), torch.float32, 2)
 
 
 def test_unknown_name_lists_registered_names():
@@ -263,3 +270,30 @@ def test_preprocessor_scattering_features():
         assert (out[:, ::81] >= 0).all()
         assert torch.allclose(out[1:], features(images[1:]))  # per-example transform
         assert models.create(name)(out).shape == (2, 10)
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(["gdp-imdb", "neumf", "gdp-adult", "sadpsgd-cnn"]),
+       batch_size=st.integers(1, 9), seed=st.integers(0, 2**31 - 1))
+def test_example_batch_respects_spec(name, batch_size, seed):
+    spec = models.spec(name)
+    x, y = models.example_batch(name, batch_size, torch.Generator().manual_seed(seed))
+    assert x.shape == (batch_size, *spec.input_shape) and x.dtype == spec.input_dtype
+    if spec.index_bounds:
+        assert (x >= 0).all() and (x < torch.tensor(spec.index_bounds)).all()
+    if spec.input_kind == "tabular":
+        assert set(x.unique().tolist()) <= {0.0, 1.0}
+    assert ((0 <= y) & (y < spec.num_outputs)).all()
+
+
+def test_feature_and_norm_inputs_are_validated():
+    from dpnotes.models.scatternet import ScatteringFeatures, Standardize
+
+    with pytest.raises(ValueError, match="stats"):
+        Standardize(torch.zeros(3), torch.ones(4))
+    with pytest.raises(ValueError, match="variance"):
+        Standardize(torch.zeros(3), -torch.ones(3))
+    with pytest.raises(ValueError, match="image_size"):
+        ScatteringFeatures(2)
+    with pytest.raises(ValueError, match="tf-mnist-cnn"):
+        models.preprocessor("no-such-model")

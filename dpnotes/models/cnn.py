@@ -4,9 +4,10 @@
   MNIST) and DPlis (Wang et al. 2021, Sec. 5; the authors' code fixes the layers, see
   REFERENCE.md "DPlis"), and with Tanh by SA-DPSGD (Fu et al. 2022, "4-layer CNN"; layers as in
   the first author's DPSUR code, REFERENCE.md "SA-DPSGD").
-* :class:`TanhCifarCNN`: the CIFAR-10 CNN of Papernot et al. (AAAI 2021, "Tempered sigmoid
-  activations for deep learning with differential privacy", appendix architecture table), which
-  SA-DPSGD's lineage (DPSUR code) uses for CIFAR-10.
+* :class:`TanhCifarCNN`: the tanh CIFAR-10 CNN of Papernot et al. (AAAI 2021, "Tempered sigmoid
+  activations for deep learning with differential privacy"), the DP-SGD/DP-SGD-TS model of DPIS
+  (Sec. 5.1). The same layers are Tramer & Boneh's end-to-end CIFAR-10 CNN (their code) and the
+  CIFAR-10 CNN of SA-DPSGD's lineage (DPSUR code; REFERENCE.md "SA-DPSGD").
 """
 
 from __future__ import annotations
@@ -69,8 +70,8 @@ _DPLIS_CIFAR = ("DPlis (Wang et al. 2021) Sec. 5 CIFAR-10 CNN: the tutorial CNN 
                 "channels, Linear(800, 32) (authors' code, REFERENCE.md 'DPlis')")
 _SADPSGD = ("SA-DPSGD (Fu et al. 2022) Sec. 5 '4-layer CNN' (MNIST, Fashion-MNIST): the tutorial "
             "CNN with Tanh, as in the first author's DPSUR code (REFERENCE.md 'SA-DPSGD')")
-_PAPERNOT = ("Papernot et al. 2021 (AAAI, tempered sigmoids) CIFAR-10 CNN, appendix architecture "
-             "table; Tanh")
+_PAPERNOT = ("Papernot et al. 2021 (AAAI, tempered sigmoids) CIFAR-10 CNN with tanh, cited by DPIS "
+             "Sec. 5.1; layers as in Tramer & Boneh's code for it (end-to-end CIFAR-10 CNN)")
 _SADPSGD_CIFAR = ("SA-DPSGD (Fu et al. 2022) Sec. 5 CIFAR-10 CNN as in the first author's DPSUR "
                   "code (REFERENCE.md 'SA-DPSGD'; whether it is the paper's '9-layer' CNN is "
                   "unverified); same layers as papernot-cifar-cnn")

@@ -36,6 +36,9 @@ class ModelSpec:
     num_outputs: int
     index_bounds: tuple[int, ...] = ()
 
+    def __post_init__(self):
+        validate.choice("input_kind", self.input_kind, INPUT_KINDS)
+
 
 @dataclass(frozen=True)
 class _Entry:
