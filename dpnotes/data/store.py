@@ -20,6 +20,7 @@ import tempfile
 import urllib.error
 import urllib.request
 import zipfile
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,8 +164,17 @@ def _take(container: Path, source: Source, specs: Sequence[FileSpec], dest_dir: 
     """Verify (and cache, if ``dest_dir``) ``specs`` from one container; names of those done.
 
     Files without a content checksum are accepted only from a container whose published md5
-    matches.  Archive members are read in one pass over the archive.
+    matches.  Archive members are read in one pass over the archive.  A container that cannot
+    be decompressed or unpacked is reported as a :class:`ChecksumError` naming it.
     """
+    try:
+        return _unpack(container, source, specs, dest_dir, origin, advice)
+    except (EOFError, zlib.error, lzma.LZMAError, gzip.BadGzipFile, tarfile.TarError, zipfile.BadZipFile) as exc:
+        raise ChecksumError(f"{origin}: cannot be read ({exc}); it is truncated or corrupt. {advice}") from exc
+
+
+def _unpack(container: Path, source: Source, specs: Sequence[FileSpec], dest_dir: Path | None,
+            origin: str, advice: str) -> set[str]:
     if any(s.sha256 is None and s.md5 is None for s in specs):
         _check_container(container, source, origin, advice)
     dest = (lambda s: dest_dir / s.name) if dest_dir is not None else (lambda s: None)
