@@ -1,6 +1,5 @@
 """The Gaussian mechanism: noise law (KS test, false-alarm rate 1e-4), shapes, seeding, input checks."""
 
-import numpy as np
 import pytest
 import torch
 from scipy.stats import kstest
