@@ -119,11 +119,10 @@ def encode_a9a(records: pd.DataFrame, train: pd.DataFrame) -> tuple[torch.Tensor
     for col, width in GROUPS:
         values = records[col]
         if col in CATEGORIES:
-            cats = pd.Categorical(values, categories=CATEGORIES[col])
-            unknown = values.notna() & (cats.codes < 0)
+            unknown = values.notna() & ~values.isin(CATEGORIES[col])
             if unknown.any():
                 raise ValueError(f"{col}: unknown category {values[unknown].iloc[0]!r}")
-            idx = cats.codes.astype(np.int64)
+            idx = pd.Categorical(values, categories=CATEGORIES[col]).codes.astype(np.int64)
         elif width == 2:
             idx = (values.to_numpy() > 0).astype(np.int64)
         else:

@@ -34,10 +34,12 @@ import numpy as np
 import torch
 
 from dpnotes import validate
+from dpnotes.data.registry import get_dataset
 from dpnotes.data.store import atomic_write, derived_path, fetch_any
 
 _SPLITS = ("train", "test")
-_ALTERNATIVES = [["imdb_reviews.jsonl"], ["aclImdb_v1.tar.gz"]]
+_JSONL, _TARBALL = "imdb_reviews.jsonl", "aclImdb_v1.tar.gz"
+_ALTERNATIVES = [[_JSONL], [_TARBALL]]
 _MEMBER = re.compile(r"aclImdb/(train|test)/(neg|pos)/(\d+)_(\d+)\.txt")
 _FILTERS = '!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~\t\n'
 _TABLE = str.maketrans(_FILTERS, " " * len(_FILTERS))
@@ -63,9 +65,11 @@ def _tarball_to_jsonl(tarball: Path, dest: Path) -> None:
 
 def _reviews_file(mirror, cache_dir, registry) -> tuple[Path, str]:
     """(path to the reviews in JSON lines, identity of its verified source for cache keys)."""
-    i, paths = fetch_any("imdb", _ALTERNATIVES, mirror=mirror, cache_dir=cache_dir, registry=registry)
+    files = get_dataset("imdb", registry).files
+    alternatives = [a for a in _ALTERNATIVES if a[0] in files]
+    _, paths = fetch_any("imdb", alternatives, mirror=mirror, cache_dir=cache_dir, registry=registry)
     (name, path), = paths.items()
-    if i == 0:
+    if name == _JSONL:
         return path, name
     dest = derived_path("imdb", "aclImdb-reviews", name + ":v1", cache_dir).with_suffix(".jsonl")
     if not dest.is_file():
