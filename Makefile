@@ -87,6 +87,7 @@ $(MATHJAX_JS):
 # Reference notebooks for nbval: each notebook executed at the smoke profile, as nbval
 # will run it (cwd tests/notebooks, an empty results store).
 nbval-refresh: $(STAMP)
+	mkdir -p tests/notebooks
 	for paper in $(PAPERS); do \
 	  store=$$(mktemp -d); \
 	  DPNOTES_RESULTS=$$store $(BIN)/papermill --no-progress-bar --cwd tests/notebooks \
