@@ -210,6 +210,8 @@ def _config(profile, experiment, seed, model, dataset, train, *, model_kwargs=No
         train.update(epochs=min(train["epochs"], epochs), steps_per_epoch=scale["steps"])
     if profile == "smoke" and method != "baseline":
         train["batch_size"] = SMOKE_BATCH  # q = 64/512 on the smoke subsets
+    if profile == "paper" and train.get("noise_multiplier"):
+        train["accountants"] = ["rdp", "rdp-classic", "clt", "prv"]  # prv: at the end only
     return {"paper": PAPER, "profile": profile, "experiment": experiment, "seed": seed,
             "model": model, "model_kwargs": model_kwargs or {}, "dataset": dataset,
             "subset": {"train": scale["train"], "test": scale["test"]}, "method": method,
@@ -336,14 +338,24 @@ def _movielens_split_sizes() -> tuple[int, int]:
     return n - n_test, n_test
 
 
+SUBSET_SEED = 0  # smoke/quick subsets: the same random examples for every run
+
+
+def _subset(data: tuple[torch.Tensor, torch.Tensor], size: int | None):
+    if size is None or size >= len(data[1]):
+        return data
+    keep = torch.randperm(len(data[1]), generator=torch.Generator().manual_seed(SUBSET_SEED))[:size]
+    return tuple(t[keep] for t in data)
+
+
 def load(dataset: str, subset: dict | None = None):
-    """``(train, test)`` pairs of tensors of ``dataset``, cut to ``subset`` sizes if given."""
+    """``(train, test)`` pairs of tensors of ``dataset``; ``subset`` sizes pick fixed random
+    examples (the same for every seed)."""
     loaders = {"mnist": _mnist_data, "adult": _adult_data, "imdb": _imdb_data,
                ML_SUBSTITUTE: _movielens_data}
-    (xtr, ytr), (xte, yte) = loaders[validate.choice("dataset", dataset, loaders)]()
+    train, test = loaders[validate.choice("dataset", dataset, loaders)]()
     subset = subset or {}
-    a, b = subset.get("train"), subset.get("test")
-    return (xtr[:a], ytr[:a]), (xte[:b], yte[:b])
+    return _subset(train, subset.get("train")), _subset(test, subset.get("test"))
 
 
 # --------------------------------------------------------------------------------------
