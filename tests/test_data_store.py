@@ -143,6 +143,15 @@ def test_archive_members_extracted_in_one_pass_from_recompressed_tar(tmp_path):
     assert {n: p.read_bytes() for n, p in paths.items()} == {n: r.tobytes() for n, r in records.items()}
 
 
+def test_one_member_request_caches_all_members_of_the_archive(tmp_path):
+    ds, records = make_cifar(tmp_path / "m")
+    reg, cache = {"cifar-10": ds}, tmp_path / "c"
+    fetch("cifar-10", ["test_batch.bin"], mirror=tmp_path / "m", cache_dir=cache, registry=reg)
+    assert sorted(p.name for p in (cache / "cifar-10").iterdir()) == sorted(records)
+    paths = fetch("cifar-10", ["data_batch_3.bin"], mirror=tmp_path / "gone", cache_dir=cache, registry=reg)
+    assert paths["data_batch_3.bin"].read_bytes() == records["data_batch_3.bin"].tobytes()
+
+
 def test_archive_missing_member_is_an_error(tmp_path):
     ds, _ = make_cifar(tmp_path / "m")
     extra = FileSpec("data_batch_9.bin", (Source("cifar-10/cifar-10-binary.tar.gz",

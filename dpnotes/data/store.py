@@ -211,6 +211,12 @@ def _same_container(specs: Sequence[FileSpec], source: Source, done: set[str]) -
             and any(o.path == source.path and o.member for o in s.sources)]
 
 
+def _uncached(ds: Dataset, dest: Path) -> list[FileSpec]:
+    """Files of ``ds`` not yet in its cache directory: an archive opened for one member gives
+    all the dataset's members it holds, so that it is read only once."""
+    return [s for s in ds.files.values() if not (dest / s.name).is_file()]
+
+
 # ---- fetching ---------------------------------------------------------------------------------
 
 def _in_cache(ds: Dataset, specs: Sequence[FileSpec], root: Path) -> dict[str, Path]:
@@ -234,7 +240,7 @@ def _from_mirrors(ds: Dataset, specs: Sequence[FileSpec], roots: Sequence[Path],
                 path = next((root / c for c in _candidates(spec, source) if (root / c).is_file()), None)
                 if path is None:
                     continue
-                group = _same_container(specs, source, done) if source.member else [spec]
+                group = _same_container(_uncached(ds, dest), source, done) if source.member else [spec]
                 advice = f"Replace or remove it in the mirror {root}."
                 done |= _take(path, source, group, dest, str(path), advice)
                 break
@@ -269,7 +275,7 @@ def _from_urls(ds: Dataset, specs: Sequence[FileSpec], dest: Path, errors: list[
                     advice = "The download is corrupt; try again, or use a mirror."
                     if source.md5:
                         _check_container(tmp, source, url, advice)
-                    group = _same_container(specs, source, done) if source.member else [spec]
+                    group = _same_container(_uncached(ds, dest), source, done) if source.member else [spec]
                     done |= _take(tmp, source, group, dest, url, advice)
                 finally:
                     tmp.unlink(missing_ok=True)
