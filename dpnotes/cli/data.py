@@ -26,10 +26,11 @@ def register(sub) -> None:
 
 
 def _list(args) -> int:
-    from dpnotes.data import REGISTRY, cache_root
+    from dpnotes.data import cache_root
+    from dpnotes.data.registry import datasets
 
     root = cache_root(args.cache_dir)
-    for ds in REGISTRY.values():
+    for ds in datasets().values():
         print(f"{ds.name}: {ds.description}")
         for spec in ds.files.values():
             cached = "cached" if (root / ds.name / spec.name).is_file() else "-"

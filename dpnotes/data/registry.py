@@ -220,9 +220,14 @@ _DATASETS = (
 REGISTRY: Mapping[str, Dataset] = MappingProxyType({d.name: d for d in _DATASETS})
 
 
+def datasets(registry: Mapping[str, Dataset] | None = None) -> Mapping[str, Dataset]:
+    """``registry``, or :data:`REGISTRY` when None."""
+    return REGISTRY if registry is None else registry
+
+
 def get_dataset(name: str, registry: Mapping[str, Dataset] | None = None) -> Dataset:
     """The registered dataset ``name`` (from ``registry``, default :data:`REGISTRY`)."""
-    registry = REGISTRY if registry is None else registry
+    registry = datasets(registry)
     try:
         return registry[name]
     except KeyError:

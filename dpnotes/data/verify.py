@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping
 
-from dpnotes.data.registry import REGISTRY, Dataset
+from dpnotes.data.registry import Dataset, datasets
 from dpnotes.data.store import ChecksumError, _candidates, _same_container, _take, mirror_roots
 
 
@@ -35,7 +35,7 @@ def verify(mirror=None, *, registry: Mapping[str, Dataset] | None = None) -> lis
             raise FileNotFoundError(f"mirror directory {root} does not exist")
     results = []
     for root in roots:
-        for ds in (REGISTRY if registry is None else registry).values():
+        for ds in datasets(registry).values():
             seen: set[Path] = set()
             for spec in ds.files.values():
                 for source in spec.sources:
@@ -48,7 +48,7 @@ def verify(mirror=None, *, registry: Mapping[str, Dataset] | None = None) -> lis
                         names = tuple(s.name for s in group)
                         try:
                             _take(path, source, group, None, str(path), "")
-                        except (ChecksumError, OSError, EOFError) as exc:
+                        except (ChecksumError, OSError) as exc:
                             results.append(VerifyResult(ds.name, names, path, False, str(exc).strip()))
                         else:
                             what = ", ".join(sorted({a for s in group for a in ("sha256", "md5") if getattr(s, a)}))
