@@ -54,17 +54,18 @@ def _solve_log_sigma(eps_of: Callable[[float], float], target: float, tol: float
 
 
 def _rdp_sigma(target, q, steps, delta, orders, conversion, tol) -> float:
-    """RDP calibration, fast: solve on every ``stride``-th order (a root above the true
-    one), then on a window of orders around the optimal one there; accept the window's
+    """RDP calibration, fast: solve on every ``stride``-th order and the largest (a root
+    above the true one), then on a window of orders around the optimal one there; accept the window's
     root once the full list's optimal order at it lies strictly inside the window (where
     the window's eps equals the full list's eps); else re-centre, at last use all orders."""
     def eps_of(sub):
         return lambda s: rdp_to_epsilon(subsampled_gaussian_rdp(q, s, steps, sub), sub, delta, conversion)[0]
 
     stride = max(1, orders.size // 16)
-    sigma = _solve_log_sigma(eps_of(orders[::stride]), target, tol)
-    center = stride * int(np.argmin(_epsilons(
-        subsampled_gaussian_rdp(q, sigma, steps, orders[::stride]), orders[::stride], delta, conversion)))
+    coarse = np.unique(np.r_[np.arange(0, orders.size, stride), orders.size - 1])  # keeps the largest order
+    sigma = _solve_log_sigma(eps_of(orders[coarse]), target, tol)
+    center = int(coarse[np.argmin(_epsilons(
+        subsampled_gaussian_rdp(q, sigma, steps, orders[coarse]), orders[coarse], delta, conversion))])
     for _ in range(3):
         lo, hi = max(center - stride, 0), min(center + stride + 1, orders.size)
         sigma = _solve_log_sigma(eps_of(orders[lo:hi]), target, tol, start=sigma)

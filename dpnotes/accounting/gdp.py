@@ -18,8 +18,6 @@ from scipy.stats import norm
 from dpnotes import validate
 from dpnotes.accounting.rdp import _check_sgm
 
-_EPS_MAX = 1e4  # upper end of the eps root bracket; delta(eps; mu) < 1e-300 well before it for mu <= 100
-
 
 def mu_poisson(q: float, sigma: float, steps: float) -> float:
     """mu of T Poisson-subsampled Gaussian steps (Bu et al., Eq. 5):
@@ -56,11 +54,12 @@ def epsilon_from_mu(mu: float, delta: float) -> float:
     """
     mu = validate.positive("mu", mu)
     delta = validate.probability("delta", delta, high_open=True)
-    if mu > 100:
-        raise ValueError(f"mu must be <= 100 (eps would exceed any useful range), got {mu!r}")
     if _delta(0.0, mu) <= delta:
         return 0.0
-    return optimize.brentq(lambda e: _delta(e, mu) - delta, 0.0, _EPS_MAX, xtol=1e-12, rtol=1e-14)
+    hi = 1.0
+    while _delta(hi, mu) > delta:
+        hi *= 2
+    return optimize.brentq(lambda e: _delta(e, mu) - delta, 0.0, hi, xtol=1e-12, rtol=1e-14)
 
 
 def mu_from_epsilon(eps: float, delta: float) -> float:

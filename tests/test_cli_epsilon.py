@@ -1,0 +1,70 @@
+"""``dpnotes epsilon`` and ``dpnotes noise``: JSON keys, agreement with the library, one-line errors."""
+
+import json
+
+import pytest
+
+from dpnotes.accounting import epsilon, noise_multiplier
+from dpnotes.cli import main
+
+RUN = ["--batch-size", "256", "--dataset-size", "60000", "--epochs", "60", "--delta", "1e-5"]
+
+
+def _json(capsys, argv):
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "rdp-classic", "clt"])
+def test_epsilon_json_matches_library(capsys, accountant):
+    got = _json(capsys, ["epsilon", *RUN, "--noise-multiplier", "1.1", "--accountant", accountant, "--json"])
+    assert got == epsilon(256 / 60000, 1.1, 60 * 60000 / 256, 1e-5, accountant)
+
+
+def test_epsilon_all_keys_and_table(capsys):
+    got = _json(capsys, ["epsilon", "--sample-rate", "0.01", "--steps", "100", "--delta", "1e-5",
+                         "--noise-multiplier", "1.0", "--json"])
+    assert set(got) == {"rdp", "rdp-classic", "clt", "prv"}
+    assert set(got["prv"]) == {"epsilon", "lower", "upper"} and set(got["clt"]) == {"mu", "epsilon"}
+    assert main(["epsilon", "--sample-rate", "0.01", "--steps", "100", "--delta", "1e-5",
+                 "--noise-multiplier", "1.0", "--accountant", "clt"]) == 0
+    assert "clt" in capsys.readouterr().out
+
+
+def test_orders_option(capsys):
+    got = _json(capsys, ["epsilon", *RUN, "--noise-multiplier", "1.1", "--accountant", "rdp-classic",
+                         "--orders", "integer", "--json"])
+    assert got["rdp-classic"]["order"] % 1 == 0
+
+
+def test_noise_json(capsys):
+    got = _json(capsys, ["noise", *RUN, "--target-epsilon", "2", "--accountant", "clt", "--json"])
+    assert got["clt"]["noise_multiplier"] == noise_multiplier(2, 256 / 60000, 60 * 60000 / 256, 1e-5, accountant="clt")
+    assert got["clt"]["epsilon"] <= 2
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["epsilon", *RUN, "--noise-multiplier", "0"],
+        ["epsilon", *RUN, "--noise-multiplier", "1", "--sample-rate", "0.1"],
+        ["epsilon", "--sample-rate", "1.5", "--steps", "10", "--delta", "1e-5", "--noise-multiplier", "1"],
+        ["epsilon", "--sample-rate", "0.1", "--delta", "1e-5", "--noise-multiplier", "1"],
+        ["epsilon", "--sample-rate", "0.1", "--steps", "10", "--epochs", "1", "--delta", "1e-5", "--noise-multiplier", "1"],
+        ["epsilon", "--sample-rate", "0.1", "--steps", "-3", "--delta", "1e-5", "--noise-multiplier", "1"],
+        ["epsilon", "--sample-rate", "0.1", "--steps", "10", "--delta", "2", "--noise-multiplier", "1"],
+        ["noise", *RUN, "--target-epsilon", "-1"],
+    ],
+)
+def test_invalid_input_one_line_error(capsys, argv):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "error" in err
+
+
+def test_unknown_accountant_exits_nonzero(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["epsilon", *RUN, "--noise-multiplier", "1", "--accountant", "moments"])
+    assert exc.value.code != 0
