@@ -69,12 +69,13 @@ def _reviews_file(mirror, cache_dir, registry) -> tuple[Path, str]:
     alternatives = [a for a in _ALTERNATIVES if a[0] in files]
     _, paths = fetch_any("imdb", alternatives, mirror=mirror, cache_dir=cache_dir, registry=registry)
     (name, path), = paths.items()
+    identity = f"{name}:{files[name].sha256 or files[name].md5}"
     if name == _JSONL:
-        return path, name
-    dest = derived_path("imdb", "aclImdb-reviews", name + ":v1", cache_dir).with_suffix(".jsonl")
+        return path, identity
+    dest = derived_path("imdb", "aclImdb-reviews", identity + ":v1", cache_dir).with_suffix(".jsonl")
     if not dest.is_file():
         _tarball_to_jsonl(path, dest)
-    return dest, name
+    return dest, identity
 
 
 def _read(path: Path, split: str) -> tuple[list[str], torch.Tensor]:
