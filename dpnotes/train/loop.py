@@ -108,6 +108,9 @@ def build_context(model: nn.Module, train_data, test_data, config: TrainConfig, 
         raise ValueError(f"config must be a TrainConfig, got {type(config).__name__}")
     plugins = tuple(plugins)
     check_plugins(plugins, config.private)
+    if config.private and any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()):
+        raise ValueError("model has BatchNorm, which mixes the examples of a batch: per-example "
+                         "clipping would not bound each example's influence (use GroupNorm)")
     device = config.torch_device()
     xs, y = split_data(train_data, "train_data")
     n = len(y)
