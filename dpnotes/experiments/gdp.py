@@ -102,14 +102,15 @@ def _prv(q, sigma, steps, delta) -> tuple[float, float, float]:
 
 
 @lru_cache(maxsize=None)
-def _rdp_per_step(q: float, sigma: float) -> np.ndarray:
+def rdp_per_step(q: float, sigma: float) -> np.ndarray:
+    """RDP of one step at the MA orders (cached: RDP composes linearly in the steps)."""
     return subsampled_gaussian_rdp(q, sigma, 1, resolve_orders(MA_ORDERS))
 
 
 def ma_epsilons(q: float, sigma: float, steps, delta: float) -> list[float]:
     """Moments-accountant eps after each entry of ``steps`` (RDP is linear in T)."""
     orders = resolve_orders(MA_ORDERS)
-    return [rdp_to_epsilon(t * _rdp_per_step(q, sigma), orders, delta, "classic")[0] for t in steps]
+    return [rdp_to_epsilon(t * rdp_per_step(q, sigma), orders, delta, "classic")[0] for t in steps]
 
 
 def _mnist(sigma: float, epochs: float) -> Mechanism:
@@ -474,11 +475,7 @@ def _exact_claims() -> list[Evidence]:
         out.append(exact(claims.get(f"gdp.figure4.{part}.eps"), mechanism(f"figure4.{part}.ma").eps_ma))
         out.append(exact(claims.get(f"gdp.figure4.{part}.mu"), mechanism(f"figure4.{part}.clt").mu))
         out.append(exact(claims.get(f"gdp.figure4.{part}.sigma_clt"), figure4_sigma_clt(part)))
-    row2 = mechanism("table1.row2")
-    a = ALPHA_FINE
-    errors = {"clt": min_error_sum(a, gaussian_tradeoff(row2.mu, a)),
-              "ma": min_error_sum(a, epsdelta_tradeoff(row2.eps_ma, row2.delta, a))}
-    for acc, value in errors.items():
+    for acc, value in min_errors(mechanism("table1.row2")).items():
         out.append(exact(claims.get(f"gdp.figure3.row2.min_error_{acc}"), 100 * value))
     # Section 4.1 computes e^eps from the eps printed in Table 1, row 3.
     row3 = mechanism("table1.row3")
@@ -487,6 +484,14 @@ def _exact_claims() -> list[Evidence]:
         out.append(exact(claims.get(f"gdp.section4.likelihood_ratio_{acc}"), math.exp(printed),
                          f"exp({printed}) from our Table 1 row 3"))
     return out
+
+
+def min_errors(m: Mechanism, mu: float | None = None) -> dict[str, float]:
+    """Smallest sum of type I and II errors (Section 4.1, Figure 3) under mu-GDP ("clt"; the
+    mechanism's mu unless ``mu`` is given) and under the MA's (eps, delta) ("ma")."""
+    a = ALPHA_FINE
+    return {"clt": min_error_sum(a, gaussian_tradeoff(m.mu if mu is None else mu, a)),
+            "ma": min_error_sum(a, epsdelta_tradeoff(m.eps_ma, m.delta, a))}
 
 
 def _statement(claim_id: str, holds: bool, ours: str, rule: str) -> Evidence:

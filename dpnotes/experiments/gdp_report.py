@@ -1,0 +1,262 @@
+"""The GDP chapter's tables and figures: the paper's next to ours.
+
+Each ``*_frame`` returns a pandas DataFrame whose "paper" columns come from the claims
+registry and whose "ours" columns are computed (accounting) or read from run records
+(training); each figure function draws on matplotlib axes it is given. Training numbers
+are taken from paper-profile records; runs of a scaled-down profile are shown in their own
+columns, labelled as such, never in place of the paper's settings.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from dpnotes import claims, validate
+from dpnotes.accounting.gdp import epsilon_from_mu, mu_poisson
+from dpnotes.accounting.rdp import rdp_epsilon, rdp_to_epsilon, resolve_orders
+from dpnotes.accounting.tradeoff import envelope_tradeoff, epsdelta_tradeoff, gaussian_tradeoff
+from dpnotes.experiments import gdp
+from dpnotes.results import PROFILES
+
+
+def _paper(claim_id: str):
+    value = claims.get(claim_id).value
+    return "—" if value is None else value
+
+
+def _runs(records: list[dict], profile: str) -> dict[str, list[dict]]:
+    return gdp._current(records, profile)
+
+
+def _mean(values: list[float]) -> str:
+    if not values:
+        return "—"
+    if len(values) == 1:
+        return f"{values[0]:.1f}"
+    return f"{np.mean(values):.1f} ± {np.std(values, ddof=1):.1f} (n={len(values)})"
+
+
+def _acc(runs: list[dict]) -> str:
+    return _mean([gdp._acc(r) for r in runs])
+
+
+def _scaled(runs: list[dict]) -> str:
+    if not runs:
+        return "—"
+    return f"{_acc(runs)} after {runs[0]['final']['steps']} steps"
+
+
+def accountants_frame(*, tight: bool = True):
+    """Beyond the paper: eps of every private model under four accountants, delta as in the
+    paper. "MA" is the paper's moments accountant (classic conversion, TF tutorial orders),
+    "RDP" the improved conversion with opacus's orders, "CLT" the paper's approximation and
+    "PRV" a tight numerical accountant with its error bounds (``tight=False`` skips it: slow).
+    """
+    import pandas as pd
+
+    rows = []
+    for name in gdp.PRIVATE_MODELS:
+        m = gdp.mechanism(name)
+        row = {"model": name, "q": f"{m.q:.5f}", "sigma": round(m.sigma, 3), "steps": round(m.steps, 1),
+               "delta": m.delta, "mu (CLT)": round(m.mu, 3), "eps CLT": round(m.eps_clt, 2),
+               "eps MA": round(m.eps_ma, 2),
+               "eps RDP": round(rdp_epsilon(m.q, m.sigma, m.steps, m.delta, orders="opacus",
+                                            conversion="improved")[0], 2)}
+        if tight:
+            est, lower, upper = m.eps_prv()
+            row.update({"eps PRV": round(est, 2), "PRV bounds": f"[{lower:.2f}, {upper:.2f}]"})
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("model")
+
+
+def table1_frame(records: list[dict], profile: str = "quick"):
+    """Table 1: settings, test accuracy (paper / ours at paper settings / ours scaled down at
+    ``profile``), CLT mu and eps, MA eps (paper / ours)."""
+    import pandas as pd
+
+    validate.choice("profile", profile, PROFILES)
+    paper, scaled = _runs(records, "paper"), _runs(records, profile)
+    rows = []
+    for i in range(1, 7):
+        row, m, name = gdp.table1_row(i), gdp.mechanism(f"table1.row{i}"), f"table1.row{i}"
+        p = f"gdp.{name}."
+        rows.append({
+            "eta": row["eta"], "R": row["clip"], "sigma": row["sigma"], "epochs": int(row["epochs"]),
+            "acc % paper": _paper(p + "accuracy"), "acc % ours": _acc(paper.get(name, [])),
+            **({f"acc % {profile} (scaled down)": _scaled(scaled.get(name, []))} if profile != "paper" else {}),
+            "mu paper": _paper(p + "mu"), "mu ours": f"{m.mu:.2f}",
+            "eps CLT paper": _paper(p + "eps_clt"), "eps CLT ours": f"{m.eps_clt:.2f}",
+            "eps MA paper": _paper(p + "eps_ma"), "eps MA ours": f"{m.eps_ma:.2f}",
+        })
+    return pd.DataFrame(rows, index=pd.Index(range(1, 7), name="row"))
+
+
+def _private_row(name: str, records, profile, *, epochs, metric: str = "accuracy") -> dict:
+    paper, scaled = _runs(records, "paper"), _runs(records, profile)
+    m = gdp.mechanism(name)
+    p = f"gdp.{name}."
+    out = {"epochs": epochs, f"{metric} paper": _paper(p + metric),
+           f"{metric} ours": _acc(paper.get(name, []))}
+    if profile != "paper":
+        out[f"{metric} {profile} (scaled down)"] = _scaled(scaled.get(name, []))
+    return out | {"mu paper": _paper(p + "mu"), "mu ours": f"{m.mu:.2f}",
+                  "eps CLT paper": _paper(p + "eps_clt"), "eps CLT ours": f"{m.eps_clt:.2f}",
+                  "eps MA paper": _paper(p + "eps_ma"), "eps MA ours": f"{m.eps_ma:.2f}"}
+
+
+def table2_frame(records: list[dict], profile: str = "quick"):
+    """Table 2 (Adult): the paper's values are lost in the extracted text; ours only."""
+    import pandas as pd
+
+    row = _private_row("table2.private", records, profile, epochs=gdp.adult_epochs())
+    return pd.DataFrame([row], index=pd.Index(["private network"], name="model"))
+
+
+def table3_frame(records: list[dict], profile: str = "quick"):
+    """Table 3 (IMDb): private NoisyAdam network, non-private network, LSTM baseline."""
+    import pandas as pd
+
+    paper, scaled = _runs(records, "paper"), _runs(records, profile)
+    private = _private_row("table3.private", records, profile,
+                           epochs=int(claims.setting("gdp.table3.private.epochs")))
+    rows = {"private network": private}
+    for name, label, epochs in (("nonprivate", "non-private network", "gdp.table3.nonprivate.epochs"),
+                                ("lstm", "LSTM-RNN", None)):
+        runs = paper.get(f"table3.{name}", [])
+        row = {"epochs": int(claims.setting(epochs)) if epochs else "—",
+               "accuracy paper": _paper(f"gdp.table3.{name}.accuracy"), "accuracy ours": _acc(runs)}
+        if profile != "paper":
+            row[f"accuracy {profile} (scaled down)"] = _scaled(scaled.get(f"table3.{name}", []))
+        rows[label] = row
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model").fillna("—")
+
+
+def table4_frame(records: list[dict], profile: str = "quick"):
+    """Table 4 (MovieLens-1M, not available offline) next to our MovieLens-100k substitute:
+    RMSE of the private and non-private NeuMF and of two library baselines."""
+    import pandas as pd
+
+    paper, scaled = _runs(records, "paper"), _runs(records, profile)
+    m = gdp.mechanism("table4.private")
+    rows = {}
+    for name, label in (("private", "private network"), ("nonprivate", "non-private network"),
+                        ("svd", "SVD"), ("nmf", "NMF"), ("usercf", "user-based CF"),
+                        ("global_average", "global average")):
+        key = f"table4.{name}"
+
+        def rmse(runs):
+            return f"{np.mean([r['final']['test_rmse'] for r in runs]):.3f}" if runs else "—"
+
+        rows[label] = {"RMSE paper (1M)": _paper(f"gdp.{key}.rmse"), "RMSE ours (100k)": rmse(paper.get(key, []))}
+        if profile != "paper":
+            rows[label][f"RMSE {profile} (100k, scaled down)"] = rmse(scaled.get(key, []))
+    rows["private network"] |= {"mu paper": _paper("gdp.table4.private.mu"), "mu ours": f"{m.mu:.2f}",
+                                "eps CLT paper": _paper("gdp.table4.private.eps_clt"),
+                                "eps CLT ours": f"{m.eps_clt:.2f}",
+                                "eps MA paper": _paper("gdp.table4.private.eps_ma"),
+                                "eps MA ours": f"{m.eps_ma:.2f}"}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("model").fillna("—")
+
+
+# --------------------------------------------------------------------------------------
+# Figures.
+
+def figure2(ax) -> None:
+    """eps against epochs by the CLT (solid) and the moments accountant (dashed) at each
+    Table 1 noise level (q = 256/60000, delta 1e-5). The paper's Figure 2 caption is lost in
+    the extracted text; this is our rendering of the comparison it makes."""
+    for (sigma, (clt, ma)), color in zip(gdp.figure2_curves().items(), _colors()):
+        ax.plot(gdp.FIGURE2_EPOCHS, clt, color=color, label=f"CLT, sigma {sigma:g}")
+        ax.plot(gdp.FIGURE2_EPOCHS, ma, color=color, ls="--", label=f"MA, sigma {sigma:g}")
+    ax.set(xlabel="epochs", ylabel="eps (delta = 1e-5)", yscale="log",
+           title="CLT (solid) vs moments accountant (dashed)")
+    ax.legend(fontsize=7, ncol=2)
+
+
+def _colors():
+    import matplotlib.pyplot as plt
+
+    return plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+
+MA_ENVELOPE_DELTAS = np.geomspace(1e-12, 0.5, 60)
+
+
+def figure3(axes) -> None:
+    """Figure 3: for each Table 1 model (``axes``: six axes), G_mu of the CLT against the
+    trade-off function of the moments accountant's (eps, 1e-5) and the envelope of its whole
+    (eps, delta) curve (the paper's middle row)."""
+    axes = np.ravel(axes)
+    if axes.size != 6:
+        raise ValueError(f"axes must hold six axes (one per Table 1 row), got {axes.size}")
+    a = gdp.ALPHA
+    for i, ax in enumerate(axes, start=1):
+        m = gdp.mechanism(f"table1.row{i}")
+        rdp, orders = m.steps * gdp.rdp_per_step(m.q, m.sigma), resolve_orders(gdp.MA_ORDERS)
+        eps = [rdp_to_epsilon(rdp, orders, d)[0] for d in MA_ENVELOPE_DELTAS]
+        ax.plot(a, gaussian_tradeoff(m.mu, a), label=f"CLT: G_{m.mu:.2f}")
+        ax.plot(a, epsdelta_tradeoff(m.eps_ma, m.delta, a), ls="--", label=f"MA ({m.eps_ma:.2f}, 1e-5)")
+        ax.plot(a, envelope_tradeoff(eps, MA_ENVELOPE_DELTAS, a), ls=":", label="MA, all (eps, delta)")
+        ax.plot(a, 1 - a, color="grey", lw=0.5)
+        ax.set(title=f"Table 1 row {i}", xlabel="type I error", ylabel="type II error", aspect="equal")
+        ax.legend(fontsize=7)
+
+
+def appendix_a(ax) -> None:
+    """Appendix A figure: the composed trade-off at T = 234 (p enlarged) against G_mu of
+    Table 1 row 2; beyond the paper, the composition at the real T (14,063 steps)."""
+    c = gdp.appendix_a_curves()
+    ax.plot(c["alpha"], c["clt"], color="red", label="CLT limit G_mu")
+    ax.plot(c["alpha"], c["numeric"], color="blue", ls="--", label="numerical, T = 234")
+    ax.plot(c["alpha"], c["numeric_full"], color="black", ls=":", label="numerical, T of row 2 (ours)")
+    ax.set(xlabel="type I error", ylabel="type II error", aspect="equal",
+           title="Composition of (p G_1/sigma + (1-p) Id) vs its CLT limit")
+    ax.legend(fontsize=8)
+
+
+def figure4(axes, records: list[dict], profile: str = "quick") -> str:
+    """Figure 4: test accuracy (left) and eps at delta 1e-5 (right) against epochs, for the
+    top pair (sigma 1.3 vs sigma~) and the bottom pair (0.7 vs sigma~) of runs. Uses the
+    paper-profile records where present, else the (scaled-down) ``profile`` ones; returns
+    which were used. ``axes``: a 2 x 2 array."""
+    axes = np.asarray(axes)
+    if axes.shape != (2, 2):
+        raise ValueError(f"axes must be a 2 x 2 array, got shape {axes.shape}")
+    paper, scaled = _runs(records, "paper"), _runs(records, profile)
+    used = []
+    for row, part in enumerate(("top", "bottom")):
+        for acc, style in (("ma", "--"), ("clt", "-")):
+            name = f"figure4.{part}.{acc}"
+            runs, source = (paper[name], "paper") if name in paper else (scaled.get(name, []), profile)
+            m = gdp.mechanism(name)
+            label = f"{'MA' if acc == 'ma' else 'CLT'}, sigma {m.sigma:.3g}"
+            if runs:
+                used.append(f"{name}: {source}")
+                epochs = [e["epoch"] for e in runs[0]["epochs"]]
+                acc_curve = np.mean([[gdp._acc(r, e) for e in r["epochs"]] for r in runs], axis=0)
+                axes[row, 0].plot(epochs, acc_curve, ls=style, label=f"{label} ({source})")
+            per_epoch = m.steps / claims.setting(f"gdp.figure4.{part}.epochs")
+            grid = np.arange(1, claims.setting(f"gdp.figure4.{part}.epochs") + 1)
+            eps = (gdp.ma_epsilons(m.q, m.sigma, grid * per_epoch, m.delta) if acc == "ma" else
+                   [epsilon_from_mu(mu_poisson(m.q, m.sigma, t), m.delta) for t in grid * per_epoch])
+            axes[row, 1].plot(grid, eps, ls=style, label=label)
+        axes[row, 0].set(xlabel="epochs", ylabel="test accuracy %", title=f"{part}: accuracy")
+        axes[row, 1].set(xlabel="epochs", ylabel="eps (delta = 1e-5)", title=f"{part}: privacy spent")
+        for ax in axes[row]:
+            ax.legend(fontsize=7)
+    return "; ".join(used) or "no runs"
+
+
+def min_error_frame():
+    """Figure 3's minimum sums of type I and II errors (Table 1 row 2), ours next to the
+    paper's, and what the paper's rounded mu gives (its CLT value comes from mu = 0.57)."""
+    import pandas as pd
+
+    m = gdp.mechanism("table1.row2")
+    ours = gdp.min_errors(m)
+    printed = gdp.min_errors(m, mu=claims.value("gdp.table1.row2.mu"))
+    rows = {acc: {"paper %": _paper(f"gdp.figure3.row2.min_error_{acc}"),
+                  "ours %": f"{100 * ours[acc]:.2f}",
+                  "from the printed mu %": f"{100 * printed[acc]:.2f}" if acc == "clt" else "—"}
+            for acc in ("clt", "ma")}
+    return pd.DataFrame.from_dict(rows, orient="index")
