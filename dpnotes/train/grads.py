@@ -125,8 +125,8 @@ class OpacusGrads:
 
 def make_backend(name: str, model: nn.Module, loss_fn: LossFn):
     """The per-example gradient backend ``name`` ("func" or "opacus") for ``model``."""
-    backend = {"func": FuncGrads, "opacus": OpacusGrads}[validate.choice("grad_backend", name, ("func", "opacus"))]
-    return backend(model, loss_fn)
+    backends = {"func": FuncGrads, "opacus": OpacusGrads}
+    return backends[validate.choice("grad_backend", name, tuple(backends))](model, loss_fn)
 
 
 def grad_norms(grads: Params) -> torch.Tensor:
