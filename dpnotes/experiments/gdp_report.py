@@ -64,7 +64,9 @@ def accountants_frame(*, tight: bool = True):
                                             conversion="improved")[0], 2)}
         if tight:
             est, lower, upper = m.eps_prv()
-            row.update({"eps PRV": round(est, 2), "PRV bounds": f"[{lower:.2f}, {upper:.2f}]"})
+            side = ("below" if m.eps_clt < lower else "above" if m.eps_clt > upper else "within")
+            row.update({"eps PRV": round(est, 2), "PRV bounds": f"[{lower:.2f}, {upper:.2f}]",
+                        "CLT vs PRV bounds": side})
         rows.append(row)
     return pd.DataFrame(rows).set_index("model")
 
