@@ -116,7 +116,9 @@ def scratch(tmp_path):
 
 
 def make_n(cwd: Path, *targets: str) -> list[str]:
-    out = subprocess.run(["make", "-n", *targets], cwd=cwd, capture_output=True, text=True, timeout=60)
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    out = subprocess.run(["make", "-n", "--no-print-directory", *targets], cwd=cwd, env=env,
+                         capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     return [line for line in out.stdout.splitlines() if line.strip()]
 
