@@ -65,6 +65,9 @@ book: notebooks mathjax
 	rm -rf _build
 	if [ -f $(MATHJAX_JS) ]; then \
 	  $(BIN)/jupyter-book build . -W --keep-going; \
+	  if grep -rlE '<(script[^>]* src|link[^>]* href)="(https?:)?//' --include='*.html' _build/html; then \
+	    echo "error: the pages above load scripts or styles from the web" >&2; exit 1; \
+	  fi; \
 	else \
 	  grep -v -e '^    mathjax_path:' -e '^    html_extra_path:' _config.yml > build/_config.cdn.yml; \
 	  $(BIN)/jupyter-book build . -W --keep-going --config build/_config.cdn.yml; \
