@@ -159,16 +159,26 @@ def test_invalid_plugin_combinations():
         def sampling_probabilities(self, ctx):
             return None
 
+    class SamplerWithAccountant(Sampler):
+        def epsilon(self, ctx, final):
+            return {}
+
+    dp, nondp = TrainConfig(), TrainConfig.non_private()
     with pytest.raises(ValueError, match="accountant"):
-        check_plugins([Sampler()], private=True)
+        check_plugins([Sampler()], dp)
+    with pytest.raises(ValueError, match="poisson"):
+        check_plugins([SamplerWithAccountant()], dp.replace(sampling="shuffle"))
+    check_plugins([SamplerWithAccountant()], dp)  # fine
     with pytest.raises(ValueError, match="several"):
-        check_plugins([ParameterSmoothing(1, 1.0), ParameterSmoothing(2, 1.0)], private=True)
+        check_plugins([ParameterSmoothing(1, 1.0), ParameterSmoothing(2, 1.0)], dp)
     with pytest.raises(ValueError, match="private=False"):
-        check_plugins([ParameterSmoothing(1, 1.0)], private=False)
+        check_plugins([ParameterSmoothing(1, 1.0)], nondp)
     with pytest.raises(ValueError, match="Plugin"):
-        check_plugins([object()], private=True)
+        check_plugins([object()], dp)
     with pytest.raises(ValueError, match="draws"):
         ParameterSmoothing(0, 1.0)
     with pytest.raises(ValueError, match="alpha"):
         Mixup(0.0, 10)
-    check_plugins([Mixup(1.0, 10), AcceptIfLossDecreases()], private=False)  # fine
+    check_plugins([Mixup(1.0, 10), AcceptIfLossDecreases()], nondp)  # fine
+    with pytest.raises(ValueError, match="accountant"):
+        train(_model(), _data(), None, dp, plugins=[Sampler()], progress=False)

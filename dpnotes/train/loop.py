@@ -107,7 +107,7 @@ def build_context(model: nn.Module, train_data, test_data, config: TrainConfig, 
     if not isinstance(config, TrainConfig):
         raise ValueError(f"config must be a TrainConfig, got {type(config).__name__}")
     plugins = tuple(plugins)
-    check_plugins(plugins, config.private)
+    check_plugins(plugins, config)
     if config.private and any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()):
         raise ValueError("model has BatchNorm, which mixes the examples of a batch: per-example "
                          "clipping would not bound each example's influence (use GroupNorm)")
@@ -215,8 +215,9 @@ def _epoch_batches(ctx: TrainContext):
     for _ in range(ctx.steps_per_epoch):
         probs = ctx.q
         ctx.sample_weights = None
-        if sampler is not None:
-            probs, ctx.sample_weights = sampler.sampling_probabilities(ctx)
+        chosen = None if sampler is None else sampler.sampling_probabilities(ctx)
+        if chosen is not None:
+            probs, ctx.sample_weights = chosen
             probs = probs.to("cpu")
         yield poisson_batch(probs, ctx.n, ctx.sample_gen)
 

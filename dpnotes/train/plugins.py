@@ -104,8 +104,10 @@ def overrides(plugin: Plugin, hook: str) -> bool:
     return getattr(type(plugin), hook) is not getattr(Plugin, hook)
 
 
-def check_plugins(plugins, private: bool) -> None:
-    """Reject combinations that make no sense or would report a wrong epsilon."""
+def check_plugins(plugins, config) -> None:
+    """Reject plug-in combinations (for a :class:`TrainConfig`) that make no sense or would
+    report a wrong epsilon."""
+    private = config.private
     for p in plugins:
         if not isinstance(p, Plugin):
             raise ValueError(f"plugins must be Plugin instances, got {type(p).__name__}")
@@ -116,6 +118,9 @@ def check_plugins(plugins, private: bool) -> None:
     for p in plugins:
         if not private and any(overrides(p, h) for h in PRIVACY_HOOKS):
             raise ValueError(f"plug-in {p.name!r} changes DP-SGD, but private=False")
+        if overrides(p, "sampling_probabilities") and config.sampling != "poisson":
+            raise ValueError(f"plug-in {p.name!r} sets sampling probabilities, which needs "
+                             f"sampling='poisson' (got {config.sampling!r})")
         if any(overrides(p, h) for h in NEEDS_ACCOUNTANT) and not overrides(p, "epsilon"):
             raise ValueError(f"plug-in {p.name!r} changes sampling or noise, so it must supply "
                              "its own accountant (epsilon hook)")
