@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from dpnotes import claims
 from dpnotes.accounting.rdp import rdp_epsilon
-from dpnotes.experiments import gdp, gdp_report
+from dpnotes.experiments import gdp, gdp_data, gdp_report
 from dpnotes.report.verdicts import printed
 from dpnotes.results import PROFILES, Store, run_id
 from dpnotes.train import TrainConfig
@@ -202,7 +202,7 @@ def test_invalid_inputs_raise_value_error():
     with pytest.raises(ValueError, match="part"):
         gdp.figure4_sigma_clt("middle")
     with pytest.raises(ValueError, match="dataset"):
-        gdp.load("cifar-100")
+        gdp_data.load("cifar-100")
     with pytest.raises(ValueError, match="profile"):
         gdp_report.table1_frame([], "huge")
     import matplotlib
@@ -283,10 +283,10 @@ def test_movielens_baselines_on_synthetic_ratings():
     ratings = (3 + u_eff[users] + i_eff[items]).round().clamp(1, 5).long()
     pairs, labels = torch.stack([users, items], 1), ratings - 1
     train, test = (pairs[:2400], labels[:2400]), (pairs[2400:], labels[2400:])
-    avg = gdp._baseline("global_average", train, test)
+    avg = gdp_data.baseline_rmse("global_average", train, test)
     expected = float(torch.sqrt(((ratings[2400:].double() - ratings[:2400].double().mean()) ** 2).mean()))
     assert avg == pytest.approx(expected)
-    assert gdp._baseline("svd", train, test) < 0.8 * avg  # biases explain most of the variance
+    assert gdp_data.baseline_rmse("svd", train, test) < 0.8 * avg  # biases explain most of the variance
 
 
 def test_rmse_of_expected_rating():
@@ -295,14 +295,14 @@ def test_rmse_of_expected_rating():
             return torch.tensor([[-1e9, -1e9, 0.0, -1e9, -1e9]]).expand(len(pairs), 5)
 
     labels = torch.tensor([0, 2, 4, 2])  # ratings 1, 3, 5, 3
-    assert gdp._rmse(Fixed(), torch.zeros(4, 2, dtype=torch.long), labels) == pytest.approx(math.sqrt(2))
+    assert gdp_data.rmse(Fixed(), torch.zeros(4, 2, dtype=torch.long), labels) == pytest.approx(math.sqrt(2))
 
 
 def test_subsets_are_fixed_random_examples():
     x, y = torch.arange(100), torch.arange(100) % 2
-    a, b = gdp._subset((x, y), 10), gdp._subset((x, y), 10)
+    a, b = gdp_data.fixed_subset((x, y), 10), gdp_data.fixed_subset((x, y), 10)
     assert torch.equal(a[0], b[0]) and not torch.equal(a[0], x[:10])
-    assert gdp._subset((x, y), None)[0] is x
+    assert gdp_data.fixed_subset((x, y), None)[0] is x
 
 
 needs_mirror = pytest.mark.skipif(not os.environ.get("DPNOTES_DATA_MIRROR"),

@@ -35,6 +35,8 @@ from dpnotes.accounting.tradeoff import (
     gaussian_tradeoff,
     min_error_sum,
 )
+from dpnotes.experiments import gdp_data
+from dpnotes.experiments.gdp_data import ML_SUBSTITUTE
 from dpnotes.report.verdicts import Evidence, exact, training
 from dpnotes.results import PROFILES, run_id
 
@@ -201,8 +203,8 @@ SCALE = {
     "quick": {"epochs": 1, "steps": 40, "train": None, "test": 2000},
     "smoke": {"epochs": 1, "steps": 2, "train": 512, "test": 256},
 }
-FIGURE4_QUICK_EPOCHS = 3
-SMOKE_BATCH = 64  # quick Figure 4 runs: a short accuracy/eps curve
+FIGURE4_QUICK_EPOCHS = 3  # quick Figure 4 runs: a short accuracy/eps curve
+SMOKE_BATCH = 64
 
 
 def _config(profile, experiment, seed, model, dataset, train, *, model_kwargs=None, method="dpsgd"):
@@ -258,12 +260,9 @@ def configs(profile: str) -> list[dict]:
     return out
 
 
-ML_SUBSTITUTE = "movielens-100k"
-
-
 def _movielens_configs(profile: str) -> list[dict]:
     """MovieLens-100k substitute runs: NeuMF private and not, and two library baselines."""
-    n_train = _movielens_split_sizes()[0]
+    n_train = gdp_data.movielens_split_sizes()[0]
     batch = round(n_train / _s("table4.sample_rate_inverse"))  # q = 1/80 as in the paper
     epochs = int(_s("table4.epochs"))
     out = [_config(profile, "table4.private", 0, "neumf", ML_SUBSTITUTE,
@@ -277,171 +276,23 @@ def _movielens_configs(profile: str) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------
-# Data.
-
-ADULT_SPLIT_SEED = 0  # the paper's random 10% test split is unknown; ours is fixed by this seed
-MOVIELENS_SPLIT_SEED = 0
-
-
-@lru_cache(maxsize=2)
-def _mnist_data():
-    from dpnotes import data
-
-    def prep(split):
-        x, y = data.load_mnist(split)
-        return x.float().div(255).unsqueeze(1), y  # inputs / 255 only, as the paper's code
-
-    return prep("train"), prep("test")
-
-
-def _split(n: int, n_test: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
-    return perm[n_test:], perm[:n_test]
-
-
-@lru_cache(maxsize=1)
-def _adult_data():
-    """The 32,561 a9a-style examples (UCI adult.data), split 29,305 / 3,256 as the paper."""
-    from dpnotes import data
-
-    x, y = data.adult_features("train")
-    n_test = int(_s("table2.test_size"))
-    if len(y) - n_test != int(_s("table2.train_size")):
-        raise ValueError(f"Adult: {len(y)} examples, expected {int(_s('table2.train_size')) + n_test}")
-    tr, te = _split(len(y), n_test, ADULT_SPLIT_SEED)
-    return (x[tr], y[tr]), (x[te], y[te])
-
-
-@lru_cache(maxsize=1)
-def _imdb_data():
-    from dpnotes import data
-
-    xtr, ytr, xte, yte = data.imdb_sequences(num_words=int(_s("table3.num_words")),
-                                             maxlen=int(_s("table3.maxlen")))
-    return (xtr, ytr), (xte, yte)
-
-
-@lru_cache(maxsize=1)
-def _movielens_data():
-    """MovieLens-100k as (user, item) pairs from 0 and labels rating - 1 (5 classes, as the
-    paper's code); a random 20% test split."""
-    from dpnotes import data
-
-    r = data.load_movielens("100k")
-    pairs = torch.stack([r[:, 0] - 1, r[:, 1] - 1], dim=1)
-    labels = r[:, 2] - 1
-    n_test = round(len(labels) * _s("table4.test_fraction"))
-    tr, te = _split(len(labels), n_test, MOVIELENS_SPLIT_SEED)
-    return (pairs[tr], labels[tr]), (pairs[te], labels[te])
-
-
-def _movielens_split_sizes() -> tuple[int, int]:
-    n = 100_000  # MovieLens-100k has exactly 100,000 ratings (checked when loaded)
-    n_test = round(n * _s("table4.test_fraction"))
-    return n - n_test, n_test
-
-
-SUBSET_SEED = 0  # smoke/quick subsets: the same random examples for every run
-
-
-def _subset(data: tuple[torch.Tensor, torch.Tensor], size: int | None):
-    if size is None or size >= len(data[1]):
-        return data
-    keep = torch.randperm(len(data[1]), generator=torch.Generator().manual_seed(SUBSET_SEED))[:size]
-    return tuple(t[keep] for t in data)
-
-
-def load(dataset: str, subset: dict | None = None):
-    """``(train, test)`` pairs of tensors of ``dataset``; ``subset`` sizes pick fixed random
-    examples (the same for every seed)."""
-    loaders = {"mnist": _mnist_data, "adult": _adult_data, "imdb": _imdb_data,
-               ML_SUBSTITUTE: _movielens_data}
-    train, test = loaders[validate.choice("dataset", dataset, loaders)]()
-    subset = subset or {}
-    return _subset(train, subset.get("train")), _subset(test, subset.get("test"))
-
-
-# --------------------------------------------------------------------------------------
 # Execution.
-
-def _rmse(model, pairs: torch.Tensor, labels: torch.Tensor) -> float:
-    """RMSE of the softmax-expected rating (the paper's code) against the true rating."""
-    from dpnotes.models.recsys import expected_rating
-
-    was = model.training
-    model.eval()
-    with torch.no_grad():
-        pred = torch.cat([expected_rating(model(pairs[s:s + 8192])) for s in range(0, len(pairs), 8192)])
-    model.train(was)
-    return float(torch.sqrt(((pred - (labels.to(pred) + 1)) ** 2).mean()))
-
-
-def _rmse_plugin(test_pairs, test_labels):
-    from dpnotes.train import Plugin
-
-    class TestRMSE(Plugin):
-        """Adds the test RMSE of the expected rating to every epoch of the history."""
-
-        name = "test-rmse"
-
-        def on_epoch_end(self, ctx, record):
-            return {"test_rmse": _rmse(ctx.model, test_pairs.to(ctx.device), test_labels.to(ctx.device))}
-
-    return TestRMSE()
-
-
-def _baseline(name: str, train_data, test_data) -> float:
-    """Test RMSE of a non-private library baseline on rating data (Table 4's lower rows).
-
-    ``global_average``: predict the mean training rating. ``svd``: biased matrix
-    factorization r = m + b_u + b_i + p_u . q_i (Surprise's SVD model: 100 factors, L2 0.02),
-    fitted by full-batch Adam on the training ratings (not Surprise's per-rating SGD).
-    """
-    (ptr, ytr), (pte, yte) = train_data, test_data
-    rtr, rte = ytr.double() + 1, yte.double() + 1
-    if name == "global_average":
-        return float(torch.sqrt(((rte - rtr.mean()) ** 2).mean()))
-    gen = torch.Generator().manual_seed(0)
-    users, items = int(max(ptr[:, 0].max(), pte[:, 0].max())) + 1, int(max(ptr[:, 1].max(), pte[:, 1].max())) + 1
-    p = (0.1 * torch.randn(users, 100, generator=gen, dtype=torch.float64)).requires_grad_()
-    q = (0.1 * torch.randn(items, 100, generator=gen, dtype=torch.float64)).requires_grad_()
-    bu = torch.zeros(users, dtype=torch.float64, requires_grad=True)
-    bi = torch.zeros(items, dtype=torch.float64, requires_grad=True)
-    m = rtr.mean()
-
-    def predict(pairs):
-        u, i = pairs[:, 0], pairs[:, 1]
-        return m + bu[u] + bi[i] + (p[u] * q[i]).sum(1)
-
-    opt = torch.optim.Adam([p, q, bu, bi], lr=0.01)
-    for _ in range(300):
-        opt.zero_grad()
-        u, i = ptr[:, 0], ptr[:, 1]
-        reg = (p[u] ** 2).sum() + (q[i] ** 2).sum() + (bu[u] ** 2).sum() + (bi[i] ** 2).sum()
-        loss = ((predict(ptr) - rtr) ** 2).sum() + 0.02 * reg
-        loss.backward()
-        opt.step()
-    with torch.no_grad():
-        return float(torch.sqrt(((predict(pte).clamp(1, 5) - rte) ** 2).mean()))
-
 
 def execute(config: dict, *, device: str = "cpu", progress: bool = True, checkpoint=None) -> dict:
     """Run one config (see :func:`configs`); returns ``{"epochs", "final", "privacy"}``."""
     from dpnotes import models
     from dpnotes.train import TrainConfig, train
 
-    train_data, test_data = load(config["dataset"], config["subset"])
+    train_data, test_data = gdp_data.load(config["dataset"], config["subset"])
     if config["method"] == "baseline":
-        rmse = _baseline(config["model"], train_data, test_data)
+        rmse = gdp_data.baseline_rmse(config["model"], train_data, test_data)
         return {"epochs": [], "final": {"test_rmse": rmse}, "privacy": {"private": False}}
     torch.manual_seed(config["seed"])  # model initialisation
     kwargs = dict(config["model_kwargs"])
     plugins = ()
     if config["model"] == "neumf":
-        (ptr, _), (pte, _) = _movielens_data()  # size the embeddings by the full data
-        pairs = torch.cat([ptr, pte])
-        kwargs.update(num_users=int(pairs[:, 0].max()) + 1, num_items=int(pairs[:, 1].max()) + 1)
-        plugins = (_rmse_plugin(*test_data),)
+        kwargs.update(zip(("num_users", "num_items"), gdp_data.movielens_sizes()))
+        plugins = (gdp_data.rmse_plugin(*test_data),)
     model = models.create(config["model"], **kwargs)
     cfg = dict(config["train"])
     for key in ("accountants", "betas"):
