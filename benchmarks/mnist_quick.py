@@ -4,7 +4,7 @@ sigma 1.1, C 1, B 256 (q = 256/60000, Poisson), lr 0.15, plain SGD, noise on the
 by the expected batch size (TF Privacy tutorial settings; GDP paper Sec. 5). Reaching >= 90 %
 test accuracy within a few epochs is the acceptance check of the engine (not a paper claim).
 
-    DPNOTES_DATA_MIRROR=/work/shared/data python benchmarks/mnist_quick.py [--epochs 5]
+    DPNOTES_DATA_MIRROR=/work/shared/data python benchmarks/mnist_quick.py [--epochs 8]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def mnist_tensors(split: str) -> tuple[torch.Tensor, torch.Tensor]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=8)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
     args = parser.parse_args(argv)

@@ -131,5 +131,5 @@ def make_backend(name: str, model: nn.Module, loss_fn: LossFn):
 
 def grad_norms(grads: Params) -> torch.Tensor:
     """Per-example L2 norm of the whole gradient (all parameters together), shape [B]."""
-    squares = [g.reshape(len(g), -1).pow(2).sum(1) for g in grads.values()]
-    return torch.stack(squares).sum(0).sqrt()
+    norms = [torch.linalg.vector_norm(g.reshape(len(g), -1), dim=1) for g in grads.values()]
+    return torch.linalg.vector_norm(torch.stack(norms), dim=0)
