@@ -48,7 +48,7 @@ $(STAMP):
 	touch $@
 
 test: $(STAMP)
-	$(BIN)/pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env $(PYTEST_ARGS)
+	$(BIN)/pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env --durations=15 $(PYTEST_ARGS)
 
 # Every notebook, executed at PROFILE into the ignored book/executed/; the runner skips
 # runs whose records already exist, so executing again is cheap.
