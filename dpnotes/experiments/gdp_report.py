@@ -249,6 +249,25 @@ def figure4(axes, records: list[dict], profile: str = "quick") -> str:
     return "; ".join(used) or "no runs"
 
 
+def figure4_budget_frame(*, tight: bool = True):
+    """Beyond the paper: does the run calibrated with the CLT (sigma~) keep the (eps, delta)
+    budget it was calibrated to? The budget is the MA's eps at sigma; sigma~'s eps is shown
+    under the CLT (equal to it by construction) and under the PRV accountant (with bounds)."""
+    import pandas as pd
+
+    rows = {}
+    for part in ("top", "bottom"):
+        ma, clt = gdp.mechanism(f"figure4.{part}.ma"), gdp.mechanism(f"figure4.{part}.clt")
+        row = {"sigma (MA)": round(ma.sigma, 3), "budget eps (MA at sigma)": round(ma.eps_ma, 3),
+               "sigma~ (CLT)": round(clt.sigma, 4), "eps CLT at sigma~": round(clt.eps_clt, 3)}
+        if tight:
+            est, lower, upper = clt.eps_prv()
+            row |= {"eps PRV at sigma~": f"{est:.3f} [{lower:.3f}, {upper:.3f}]",
+                    "budget kept (PRV upper <= budget)": upper <= ma.eps_ma}
+        rows[part] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
 def min_error_frame():
     """Figure 3's minimum sums of type I and II errors (Table 1 row 2), ours next to the
     paper's, and what the paper's rounded mu gives (its CLT value comes from mu = 0.57)."""
