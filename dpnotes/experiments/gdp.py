@@ -194,7 +194,7 @@ def _train(epochs, batch_size, lr, optimizer, clip, sigma, delta, **extra) -> di
 def _nonprivate(epochs, batch_size, lr, optimizer) -> dict:
     return {"epochs": epochs, "batch_size": batch_size, "lr": lr, "optimizer": optimizer,
             "private": False, "clip": None, "noise_multiplier": 0.0, "sampling": "shuffle",
-            "accountants": [], "steps_per_epoch": "round"}
+            "accountants": [], "steps_per_epoch": "floor"}  # fixed batches: at most n // B
 
 
 # How each profile scales a run down: epochs, steps per epoch (None: n/B) and data subsets.
