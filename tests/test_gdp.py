@@ -159,6 +159,14 @@ def test_configs_are_complete_serialisable_and_unique(profile):
             assert c["train"]["seed"] == c["seed"]
     experiments = {c["experiment"] for c in cs}
     assert {f"table1.row{i}" for i in range(1, 7)} <= experiments
+    # Every run's batches fit its training set (shuffled fixed-size batches need steps * B <= n).
+    sizes = {"mnist": claims.setting("gdp.mnist.train_size"), "adult": claims.setting("gdp.table2.train_size"),
+             "imdb": claims.setting("gdp.table3.train_size"), "movielens-100k": gdp_data.movielens_split_sizes()[0]}
+    for c in cs:
+        if c["method"] != "baseline":
+            n = int(c["subset"]["train"] or sizes[c["dataset"]])
+            cfg = dict(c["train"], accountants=tuple(c["train"].get("accountants", ())))
+            assert TrainConfig(**cfg).steps(n) >= 1
     assert {"figure4.bottom.ma", "figure4.bottom.clt", "table3.private", "table4.private"} <= experiments
 
 

@@ -147,25 +147,32 @@ def baseline_rmse(name: str, train_data, test_data) -> float:
     rtr, rte = ytr.double() + 1, yte.double() + 1
     if name == "global_average":
         return float(torch.sqrt(((rte - rtr.mean()) ** 2).mean()))
+    users = int(max(ptr[:, 0].max(), pte[:, 0].max())) + 1
+    items = int(max(ptr[:, 1].max(), pte[:, 1].max())) + 1
+    # Sum of squared errors over the ratings as dense (users x items) algebra, which avoids
+    # slow scatter-adds: sum_r (pred - r)^2 = sum_ui W pred^2 - 2 S pred + const, with W the
+    # count and S the sum of the ratings of each (user, item).
+    u, i = ptr[:, 0], ptr[:, 1]
+    w = torch.zeros(users, items, dtype=torch.float64).index_put_((u, i), torch.ones_like(rtr), accumulate=True)
+    s = torch.zeros(users, items, dtype=torch.float64).index_put_((u, i), rtr, accumulate=True)
+    per_user, per_item = w.sum(1), w.sum(0)  # L2 weights: each rating penalises its factors
     gen = torch.Generator().manual_seed(0)
-    users, items = int(max(ptr[:, 0].max(), pte[:, 0].max())) + 1, int(max(ptr[:, 1].max(), pte[:, 1].max())) + 1
     p = (0.1 * torch.randn(users, 100, generator=gen, dtype=torch.float64)).requires_grad_()
     q = (0.1 * torch.randn(items, 100, generator=gen, dtype=torch.float64)).requires_grad_()
     bu = torch.zeros(users, dtype=torch.float64, requires_grad=True)
     bi = torch.zeros(items, dtype=torch.float64, requires_grad=True)
     m = rtr.mean()
 
-    def predict(pairs):
-        u, i = pairs[:, 0], pairs[:, 1]
-        return m + bu[u] + bi[i] + (p[u] * q[i]).sum(1)
+    def predict():
+        return m + bu[:, None] + bi[None, :] + p @ q.T
 
     opt = torch.optim.Adam([p, q, bu, bi], lr=0.01)
     for _ in range(300):
         opt.zero_grad()
-        u, i = ptr[:, 0], ptr[:, 1]
-        reg = (p[u] ** 2).sum() + (q[i] ** 2).sum() + (bu[u] ** 2).sum() + (bi[i] ** 2).sum()
-        loss = ((predict(ptr) - rtr) ** 2).sum() + 0.02 * reg
+        pred = predict()
+        reg = (per_user * ((p ** 2).sum(1) + bu ** 2)).sum() + (per_item * ((q ** 2).sum(1) + bi ** 2)).sum()
+        loss = (w * pred ** 2 - 2 * s * pred).sum() + 0.02 * reg
         loss.backward()
         opt.step()
     with torch.no_grad():
-        return float(torch.sqrt(((predict(pte).clamp(1, 5) - rte) ** 2).mean()))
+        return float(torch.sqrt(((predict()[pte[:, 0], pte[:, 1]].clamp(1, 5) - rte) ** 2).mean()))
