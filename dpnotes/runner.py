@@ -13,7 +13,7 @@ import fnmatch
 import time
 from pathlib import Path
 
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from dpnotes import experiments, validate
 from dpnotes.results import PROFILES, Store, git_commit, library_versions, run_id

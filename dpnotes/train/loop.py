@@ -18,7 +18,7 @@ from typing import Callable
 
 import torch
 from torch import nn
-from tqdm.auto import tqdm
+from tqdm import tqdm
 
 from dpnotes.train import checkpoint as ckpt
 from dpnotes.train.config import TrainConfig
