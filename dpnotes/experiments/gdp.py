@@ -130,13 +130,10 @@ def table1_row(i: int) -> dict:
     return {k: _s(f"table1.row{i}.{k}") for k in ("eta", "clip", "sigma", "epochs")}
 
 
-ADULT_EPOCHS_NOTE = ("Table 2's epochs are lost in the extracted text; we train for the most "
-                     "epochs that keep mu <= 2, the budget the paper states for Tables 2-4")
-
-
 @lru_cache(maxsize=None)
 def adult_epochs() -> int:
-    """Our choice for Table 2: the largest number of epochs with mu_CLT <= 2."""
+    """Our choice for Table 2, whose epochs are lost in the extracted text: the most epochs
+    that keep mu_CLT <= 2, the budget the paper states for Tables 2-4."""
     q = _s("table2.batch_size") / _s("table2.train_size")
     per_epoch = _s("table2.train_size") / _s("table2.batch_size")
     epochs = 1
