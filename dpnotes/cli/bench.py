@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 from dpnotes.bench import DEFAULT_MODELS, PAPER_MODELS, bench, format_table
 
@@ -23,6 +24,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    # opacus's hooks warn on every forward whose input does not require grad: benign here.
+    warnings.filterwarnings("ignore", message="Full backward hook is firing", category=UserWarning)
     if args.threads is not None:
         import torch
 
