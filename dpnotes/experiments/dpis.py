@@ -3,25 +3,20 @@
 J. Wei, E. Bao, X. Xiao, Y. Yang. DPIS: An Enhanced Mechanism for Differentially Private SGD with
 Importance Sampling. ACM CCS 2022.
 
-No reproduction is implemented yet: :func:`configs` returns no runs for any profile,
-:func:`execute` refuses, and :func:`evaluate` answers no claim, so every claim of the paper
-is reported as not run, with the reason in :data:`NOT_RUN` where one is known (data that
-is not available offline, values the extracted paper text lost).
+No reproduction is implemented yet (see :mod:`dpnotes.experiments.placeholder`): every claim
+of the paper is reported as not run, with the reason in :data:`NOT_RUN` where one is known
+(data that is not available offline, values the extracted paper text lost).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from dpnotes import claims, validate
-from dpnotes.results import PROFILES
+from dpnotes.experiments.placeholder import (  # noqa: F401  (the module contract)
+    NOT_RUN_DEFAULT, configs, evaluate, not_run_reasons, unimplemented)
 
 TITLE = (
     "J. Wei, E. Bao, X. Xiao, Y. Yang. "
     "DPIS: An Enhanced Mechanism for Differentially Private SGD with Importance Sampling. ACM CCS 2022."
 )
-
-NOT_RUN_DEFAULT = "no reproduction implemented yet"
 
 # Claim-id prefixes whose reproduction needs data that is not in the offline mirror.
 _OFFLINE = {
@@ -36,33 +31,5 @@ _OFFLINE = {
     "dpis.sec5_5.imdb_grad_norm_range": "GloVe vectors (the IMDb model's frozen embedding)",
 }
 
-
-def _reason(claim: claims.Claim) -> str | None:
-    """Why a claim cannot be answered offline or at all, or ``None`` for the default."""
-    note = claim.note or ""
-    if claim.value is None and "missing from the extracted text" in note:
-        return "paper value missing from the extracted text"
-    for prefix, dataset in _OFFLINE.items():
-        if claim.id.startswith(prefix):
-            return f"data not available offline: {dataset}"
-    return None
-
-
-NOT_RUN = {c.id: r for c in claims.load("dpis") if (r := _reason(c)) is not None}
-
-
-def configs(profile: str) -> list[dict]:
-    """Run configs for ``profile`` (``smoke``, ``quick``, ``paper``): none yet."""
-    validate.choice("profile", profile, PROFILES)
-    return []
-
-
-def execute(config: dict, *, device: str, progress: bool, checkpoint: Path | None) -> dict:
-    """Not implemented: no DPIS run exists yet."""
-    raise NotImplementedError(
-        f"no DPIS experiment is implemented yet (config {config.get('experiment')!r})")
-
-
-def evaluate(records: list[dict]) -> list:
-    """Evidence for the claims this module answers: none yet."""
-    return []
+NOT_RUN = not_run_reasons("dpis", _OFFLINE)
+execute = unimplemented("DPIS")

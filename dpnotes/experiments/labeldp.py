@@ -12,17 +12,13 @@ baselines the paper quotes from other papers).
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from dpnotes import claims, validate
-from dpnotes.results import PROFILES
+from dpnotes.experiments.placeholder import (  # noqa: F401  (the module contract)
+    NOT_RUN_DEFAULT, configs, evaluate, not_run_reasons, unimplemented)
 
 TITLE = (
     "B. Ghazi, N. Golowich, R. Kumar, P. Manurangsi, C. Zhang. "
     "Deep Learning with Label Differential Privacy. NeurIPS 2021."
 )
-
-NOT_RUN_DEFAULT = "no reproduction implemented yet"
 
 # Claim-id prefixes whose reproduction needs data that is not in the offline mirror.
 _OFFLINE = {
@@ -38,37 +34,5 @@ _OFFLINE = {
     "labeldp.sec5_2.ssl_priors_help": "ImageNet-pretrained DINO weights (Figure 1(b) also uses BYOL on CIFAR-10)",
 }
 
-
-def _reason(claim: claims.Claim) -> str | None:
-    """Why a claim cannot be answered offline or at all, or ``None`` for the default."""
-    note = claim.note or ""
-    if claim.value is None and "missing from the extracted text" in note:
-        return "paper value missing from the extracted text"
-    if note.startswith("Baseline quoted from"):
-        return "baseline quoted from another paper, not an experiment of this paper"
-    for prefix, dataset in _OFFLINE.items():
-        if claim.id.startswith(prefix):
-            return f"data not available offline: {dataset}"
-    if "missing from the extracted text" in note:
-        return "its privacy budget (the column header) is missing from the extracted text"
-    return None
-
-
-NOT_RUN = {c.id: r for c in claims.load("labeldp") if (r := _reason(c)) is not None}
-
-
-def configs(profile: str) -> list[dict]:
-    """Run configs for ``profile`` (``smoke``, ``quick``, ``paper``): none yet."""
-    validate.choice("profile", profile, PROFILES)
-    return []
-
-
-def execute(config: dict, *, device: str, progress: bool, checkpoint: Path | None) -> dict:
-    """Not implemented: no LabelDP run exists yet."""
-    raise NotImplementedError(
-        f"no LabelDP experiment is implemented yet (config {config.get('experiment')!r})")
-
-
-def evaluate(records: list[dict]) -> list:
-    """Evidence for the claims this module answers: none yet."""
-    return []
+NOT_RUN = not_run_reasons("labeldp", _OFFLINE)
+execute = unimplemented("LabelDP")
