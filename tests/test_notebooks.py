@@ -84,7 +84,9 @@ def test_no_paper_number_typed_into_notebooks_or_pages():
     pattern = re.compile(r"(?<![\d.])(" + "|".join(map(re.escape, numbers)) + r")(?!\d)")
     texts = {p: "\n".join(c.source for c in read(p).cells) for p in PAIRS}
     texts.update({p: p.read_text() for p in (REPO / "book").glob("*.md")})
-    texts[REPO / "README.md"] = (REPO / "README.md").read_text()
+    # The README's measured benchmark figures (ours, not the papers') are fenced off.
+    texts[REPO / "README.md"] = re.sub(r"<!-- measured -->.*?<!-- /measured -->", "",
+                                       (REPO / "README.md").read_text(), flags=re.S)
     found = {f"{p.relative_to(REPO)}: {m.group(1)} ({numbers[m.group(1)]})"
              for p, text in texts.items() for m in pattern.finditer(text)}
     assert not found, f"paper numbers belong in the claims registry only: {sorted(found)}"
