@@ -17,11 +17,11 @@ import json
 import os
 import platform
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Iterator
 
 from dpnotes import validate
+from dpnotes.atomic import atomic_write
 
 PROFILES = ("smoke", "quick", "paper")
 RECORD_FIELDS = (
@@ -41,22 +41,9 @@ def default_root() -> Path:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so that readers see the old file or the new one, never a part."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)  # mkstemp makes 0600; records are ordinary files
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``text`` to ``path`` atomically (see :func:`dpnotes.atomic.atomic_write`)."""
+    with atomic_write(Path(path)) as out:
+        out.write(text.encode("utf-8"))
 
 
 def library_versions() -> dict[str, str]:

@@ -21,11 +21,11 @@ import urllib.error
 import urllib.request
 import zipfile
 import zlib
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Mapping, Sequence
 
+from dpnotes.atomic import atomic_write  # noqa: F401  (also imported from here by the loaders)
 from dpnotes.data.registry import Dataset, FileSpec, Source, get_dataset
 
 CACHE_ENV = "DPNOTES_CACHE"
@@ -112,28 +112,6 @@ def open_content(path: Path) -> BinaryIO:
     if magic[:3] == b"BZh":
         return bz2.open(path, "rb")
     return path.open("rb")
-
-
-@contextmanager
-def atomic_write(dest: Path) -> Iterator[BinaryIO]:
-    """Write ``dest`` through a temporary file in its directory; on success fsync and
-    ``os.replace``; on any failure remove the temporary file."""
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".part", dir=dest.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            yield out
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, dest)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(dest.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
 
 
 def _store(stream: BinaryIO, spec: FileSpec, dest: Path | None, origin: str, advice: str) -> None:
