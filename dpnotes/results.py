@@ -1,9 +1,11 @@
-"""The results store: one JSON run record per training run.
+"""The results store: one JSON run record per run, stored under its run spec's id.
 
-A record is content-addressed: its id is a hash of its config, so the same config
-always maps to the same file and a run that already has a record is skipped.
-Records are written atomically (temporary file, fsync, rename), so a run killed
-midway leaves no record at all, and running it again completes it.
+A record holds the fully resolved run spec (:mod:`dpnotes.spec`), the per-epoch metrics, the
+final metrics, the privacy block (the ledger of every release and the eps each accountant
+prices from it) and the provenance (one segment per resumed part of the run:
+:mod:`dpnotes.provenance`). Records are written atomically (temporary file, fsync, rename),
+never overwrite a stored one, and are checked on the way in: the id must be the spec's, and
+the ledger must reprice to the stored eps.
 
 Layout: ``<root>/<paper>/<profile>/<run_id>.json``.  The root is, in order, the
 ``root`` argument, ``$DPNOTES_RESULTS``, or ``./results``.  Paper- and quick-profile
@@ -12,28 +14,19 @@ records are committed to the repository; smoke records are not.
 
 from __future__ import annotations
 
-import hashlib
 import json
+import math
 import os
-import platform
-import subprocess
 from pathlib import Path
 from typing import Iterator
 
 from dpnotes import validate
 from dpnotes.atomic import atomic_write
+from dpnotes.spec import RunSpec
 
 PROFILES = ("smoke", "quick", "paper")
-RECORD_FIELDS = (
-    "id", "config", "seed", "epochs", "final", "privacy",
-    "wall_time_s", "device", "versions", "git_commit", "created",
-)
-
-
-def run_id(config: dict) -> str:
-    """Content address of a config: 16 hex digits of the sha256 of its canonical JSON."""
-    canonical = json.dumps(config, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+RECORD_FIELDS = ("id", "spec", "epochs", "final", "privacy", "provenance")
+REPRICE_RTOL = 1e-9
 
 
 def default_root() -> Path:
@@ -46,30 +39,29 @@ def atomic_write_text(path: Path, text: str) -> None:
         out.write(text.encode("utf-8"))
 
 
-def library_versions() -> dict[str, str]:
-    """Versions of the libraries a record's numbers depend on."""
-    from importlib.metadata import PackageNotFoundError, version
+def reprice(record: dict) -> dict:
+    """The record's ledger priced again by the accountants it reports, at its delta."""
+    from dpnotes.accounting.registry import price
+    from dpnotes.ledger import Ledger
 
-    out = {"python": platform.python_version()}
-    for name in ("dpnotes", "torch", "numpy", "scipy", "opacus", "dp-accounting"):
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            pass
-    return out
+    privacy = record["privacy"]
+    names = list(privacy.get("epsilon", {}))
+    if not names:
+        return {}
+    return price(Ledger.from_json(privacy["ledger"]), privacy["delta"], names)
 
 
-def git_commit(path: Path | None = None) -> str | None:
-    """The commit of the checkout holding ``path`` (``None`` outside git), ``+dirty`` if modified."""
-    cwd = Path(path or Path(__file__).parent)
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True,
-                                text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return None
-    return commit + ("+dirty" if dirty else "")
+def check_epsilon(record: dict) -> None:
+    """``ValueError`` unless every stored eps equals the one its ledger prices to (1e-9 rel)."""
+    if "ledger" not in record["privacy"]:
+        raise ValueError(f"record {record['id']} has no privacy ledger")
+    for name, fresh in reprice(record).items():
+        stored = record["privacy"]["epsilon"][name]["epsilon"]
+        same = stored == fresh["epsilon"] or (math.isfinite(stored) and math.isclose(
+            stored, fresh["epsilon"], rel_tol=REPRICE_RTOL, abs_tol=0.0))
+        if not same:
+            raise ValueError(f"record {record['id']}: stored eps {stored!r} under {name!r} does not "
+                             f"equal {fresh['epsilon']!r}, what its ledger prices to")
 
 
 class Store:
@@ -78,25 +70,30 @@ class Store:
     def __init__(self, root: str | os.PathLike | None = None):
         self.root = Path(root) if root is not None else default_root()
 
-    def path(self, config: dict) -> Path:
-        paper, profile = config["paper"], config["profile"]
-        validate.choice("profile", profile, PROFILES)
-        return self.root / paper / profile / f"{run_id(config)}.json"
+    def path(self, spec: RunSpec) -> Path:
+        validate.choice("profile", spec.profile, PROFILES)
+        return self.root / spec.paper / spec.profile / f"{spec.id}.json"
 
-    def has(self, config: dict) -> bool:
-        return self.path(config).is_file()
+    def has(self, spec: RunSpec) -> bool:
+        return self.path(spec).is_file()
 
-    def get(self, config: dict) -> dict | None:
-        path = self.path(config)
+    def get(self, spec: RunSpec) -> dict | None:
+        path = self.path(spec)
         return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
 
     def put(self, record: dict) -> Path:
+        """Store a new record; refuses an incomplete one, a wrong id, a ledger that does not
+        reprice to the stored eps, and a record already stored under that id."""
         missing = [f for f in RECORD_FIELDS if f not in record]
         if missing:
             raise ValueError(f"run record is missing fields {missing}")
-        if record["id"] != run_id(record["config"]):
-            raise ValueError("run record id does not match its config")
-        path = self.path(record["config"])
+        spec = RunSpec.from_dict(record["spec"])
+        if record["id"] != spec.id:
+            raise ValueError(f"run record id {record['id']} does not match its spec ({spec.id})")
+        check_epsilon(record)
+        path = self.path(spec)
+        if path.exists():
+            raise FileExistsError(f"{path} is already stored; records are never overwritten")
         atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True, allow_nan=False) + "\n")
         return path
 

@@ -1,22 +1,24 @@
 """The runner: experiment configs in, run records out.
 
-``run_paper`` walks a paper's configs for a profile, skips those whose record is
-already in the store, executes the others through the paper's experiments module
-and stores each record atomically.  A run killed midway leaves no record, only a
-checkpoint (``<store>/.checkpoints/<run_id>.pt``) from which the next call resumes.
+``run_paper`` resolves each of a paper's configs for a profile into its run spec
+(:func:`dpnotes.spec.resolve`), skips those whose record is already stored, executes the
+others through the paper's experiments module and stores each record atomically. A run
+killed midway leaves no record, only a checkpoint (``<store>/.checkpoints/<run_id>.pt``) and
+the provenance of its finished segments (``<run_id>.segments.json``), from which the next call
+resumes. Paper-profile runs start only from a clean tree.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import fnmatch
+import json
 import time
-from pathlib import Path
 
 from tqdm import tqdm
 
-from dpnotes import experiments, validate
-from dpnotes.results import PROFILES, Store, git_commit, library_versions, run_id
+from dpnotes import experiments, provenance, validate
+from dpnotes.results import PROFILES, Store, atomic_write_text
+from dpnotes.spec import RunSpec
 
 
 def resolve_device(device: str) -> str:
@@ -31,17 +33,6 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def device_name(device: str) -> str:
-    """A human-readable name of the device a record was produced on."""
-    import platform
-
-    import torch
-
-    if device == "cuda":
-        return f"cuda: {torch.cuda.get_device_name()}"
-    return f"cpu: {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
-
-
 def select(configs: list[dict], only: str | None) -> list[dict]:
     """Configs whose ``experiment`` matches the glob ``only`` (all if ``None``)."""
     if only is None:
@@ -53,32 +44,50 @@ def select(configs: list[dict], only: str | None) -> list[dict]:
     return chosen
 
 
-def execute(config: dict, *, device: str = "cpu", store: Store | None = None,
+def _segments(path, spec: RunSpec) -> list[dict]:
+    """Provenance of the finished segments of an interrupted run of ``spec``."""
+    if not path.exists():
+        return []
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    if saved["spec"] != spec.to_dict():
+        raise ValueError(f"{path} belongs to another run spec than {spec.id}; delete it and the "
+                         "checkpoint beside it to start afresh")
+    return saved["segments"]
+
+
+def execute(spec: RunSpec, *, device: str = "cpu", store: Store | None = None,
             progress: bool = True) -> dict:
-    """Run one config (resuming from its checkpoint if there is one) and store its record."""
+    """Run one spec (resuming from its checkpoint if there is one) and store its record."""
     store = store or Store()
-    module = experiments.module(config["paper"])
-    rid = run_id(config)
-    checkpoint = store.root / ".checkpoints" / f"{rid}.pt"
-    checkpoint.parent.mkdir(parents=True, exist_ok=True)
-    start = time.perf_counter()
-    out = module.execute(config, device=device, progress=progress, checkpoint=checkpoint)
+    state = provenance.source_state()
+    provenance.check_clean_for(spec.profile, state)
+    module = experiments.module(spec.paper)
+    folder = store.root / ".checkpoints"
+    folder.mkdir(parents=True, exist_ok=True)
+    checkpoint, segments_path = folder / f"{spec.id}.pt", folder / f"{spec.id}.segments.json"
+    segments = _segments(segments_path, spec)
+    started, start = provenance.now(), time.perf_counter()
+    try:
+        out = module.execute(spec, device=device, progress=progress, checkpoint=checkpoint)
+    finally:
+        segments.append(provenance.segment(state, device, started, time.perf_counter() - start))
+        atomic_write_text(segments_path, json.dumps({"spec": spec.to_dict(), "segments": segments}))
     record = {
-        "id": rid,
-        "config": config,
-        "seed": config["seed"],
-        "epochs": out["epochs"],
-        "final": out["final"],
-        "privacy": out["privacy"],
-        "wall_time_s": round(time.perf_counter() - start, 3),
-        "device": device_name(device),
-        "versions": library_versions(),
-        "git_commit": git_commit(),
-        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "id": spec.id, "spec": spec.to_dict(),
+        "epochs": out["epochs"], "final": out["final"], "privacy": out["privacy"],
+        "provenance": {"segments": segments, "wall_time_s": round(sum(s["wall_s"] for s in segments), 3),
+                       "dirty": any(s["dirty"] for s in segments), "finished": provenance.now()},
     }
     store.put(record)
     checkpoint.unlink(missing_ok=True)
+    segments_path.unlink(missing_ok=True)
     return record
+
+
+def specs(paper: str, profile: str, only: str | None = None) -> list[RunSpec]:
+    """The resolved specs of ``paper``'s configs at ``profile`` (matching ``only``)."""
+    validate.choice("profile", profile, PROFILES)
+    return [experiments.resolve(c) for c in select(experiments.module(paper).configs(profile), only)]
 
 
 def run_paper(paper: str, profile: str = "quick", *, only: str | None = None, device: str = "cpu",
@@ -88,18 +97,35 @@ def run_paper(paper: str, profile: str = "quick", *, only: str | None = None, de
 
     With ``run_missing=False`` nothing is trained: the records already stored are returned.
     """
-    module = experiments.module(paper)
+    experiments.module(paper)
     validate.choice("profile", profile, PROFILES)
     device = resolve_device(device)
     store = store or Store()
-    configs = select(module.configs(profile), only)
+    todo = specs(paper, profile, only)
     records = []
-    bar = tqdm(configs, desc=f"{paper} [{profile}]", unit="run", disable=not progress or not configs)
-    for config in bar:
-        bar.set_postfix_str(config["experiment"])
-        record = store.get(config)
+    bar = tqdm(todo, desc=f"{paper} [{profile}]", unit="run", disable=not progress or not todo)
+    for spec in bar:
+        bar.set_postfix_str(spec.experiment)
+        record = store.get(spec)
         if record is None and run_missing:
-            record = execute(config, device=device, store=store, progress=progress)
+            record = execute(spec, device=device, store=store, progress=progress)
         if record is not None:
             records.append(record)
     return records
+
+
+def stale(paper: str, store: Store | None = None) -> list[dict]:
+    """Stored records of ``paper`` that no current config asks for any more although one asks
+    for the same (profile, experiment, seed): the experiment now wants a different spec."""
+    store = store or Store()
+    wanted = {}
+    for profile in PROFILES:
+        for spec in specs(paper, profile):
+            wanted.setdefault((profile, spec.experiment, spec.seed), set()).add(spec.id)
+    out = []
+    for record in store.records(paper):
+        s = record["spec"]
+        ids = wanted.get((s["profile"], s["experiment"], s["seed"]))
+        if ids is not None and record["id"] not in ids:
+            out.append(record)
+    return out

@@ -6,20 +6,25 @@ import types
 
 import pytest
 
-from dpnotes import experiments, runner
-from dpnotes.results import Store, atomic_write_text, run_id
+from dpnotes import experiments, provenance, runner, spec
+from dpnotes.accounting.registry import price
+from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
+from dpnotes.results import Store, atomic_write_text
 
 
 def config(**kw):
-    base = {"paper": "gdp", "profile": "smoke", "experiment": "toy", "seed": 0, "lr": 0.1}
+    base = {"paper": "gdp", "profile": "smoke", "experiment": "toy", "seed": 0,
+            "model": "gdp-adult", "method": "dpsgd", "train": {"lr": 0.1}}
     base.update(kw)
     return base
 
 
 def test_run_id_is_content_address():
-    assert run_id(config()) == run_id(dict(reversed(list(config().items()))))
-    assert run_id(config()) != run_id(config(lr=0.2))
-    assert len(run_id(config())) == 16
+    module = types.SimpleNamespace(DATA_VERSION=1)
+    same = dict(reversed(list(config().items())))
+    assert spec.resolve(config(), module).id == spec.resolve(same, module).id
+    assert spec.resolve(config(), module).id != spec.resolve(config(train={"lr": 0.2}), module).id
+    assert len(spec.resolve(config(), module).id) == 16
 
 
 def test_atomic_write_leaves_nothing_on_failure(tmp_path, monkeypatch):
@@ -39,47 +44,52 @@ def test_atomic_write_leaves_nothing_on_failure(tmp_path, monkeypatch):
 def test_store_rejects_incomplete_or_mismatched_records(tmp_path):
     store = Store(tmp_path)
     with pytest.raises(ValueError, match="missing fields"):
-        store.put({"id": "x", "config": config()})
+        store.put({"id": "x", "spec": config()})
     with pytest.raises(ValueError, match="profile"):
-        store.path(config(profile="huge"))
+        store.path(spec.resolve(config(profile="huge"), types.SimpleNamespace(DATA_VERSION=1)))
 
 
 class FakeExperiments(types.SimpleNamespace):
     """An experiments module whose training can be made to die at a chosen epoch."""
 
+    DATA_VERSION = 1
+
     def configs(self, profile):
         return [config(profile=profile, experiment=f"toy.{i}", seed=i) for i in range(2)]
 
-    def execute(self, cfg, *, device, progress, checkpoint):
+    def execute(self, s, *, device, progress, checkpoint):
         done = json.loads(checkpoint.read_text()) if checkpoint.exists() else []
         for epoch in range(len(done), 3):
-            if self.die_at == (cfg["experiment"], epoch):
+            if self.die_at == (s.experiment, epoch):
                 raise KeyboardInterrupt
             done.append({"epoch": epoch + 1, "loss": 1.0 / (epoch + 1)})
             checkpoint.write_text(json.dumps(done))
-        self.calls.append(cfg["experiment"])
-        return {"epochs": done, "final": {"loss": done[-1]["loss"]}, "privacy": {"accountant": "none"}}
+        self.calls.append(s.experiment)
+        ledger = Ledger().append(PoissonSampledDpEvent(0.1, GaussianDpEvent(1.0)), 3)
+        privacy = {"delta": 1e-5, "ledger": ledger.to_json(), "epsilon": price(ledger, 1e-5, ["rdp"])}
+        return {"epochs": done, "final": {"loss": done[-1]["loss"]}, "privacy": privacy}
 
 
 @pytest.fixture
 def fake(monkeypatch):
     fake = FakeExperiments(die_at=None, calls=[])
     monkeypatch.setattr(experiments, "module", lambda paper: fake)
+    monkeypatch.setattr(provenance, "source_state", lambda path=None: {
+        "commit": "abc", "dirty": False, "changed": []})
     return fake
 
 
 def test_runner_skips_existing_records(tmp_path, fake):
     store = Store(tmp_path)
     first = runner.run_paper("gdp", "smoke", store=store, progress=False)
-    assert [r["config"]["experiment"] for r in first] == ["toy.0", "toy.1"]
+    assert [r["spec"]["experiment"] for r in first] == ["toy.0", "toy.1"]
     again = runner.run_paper("gdp", "smoke", store=store, progress=False)
     assert fake.calls == ["toy.0", "toy.1"]  # nothing re-run
     assert [r["id"] for r in again] == [r["id"] for r in first]
     rec = first[0]
-    for field in ("config", "seed", "epochs", "final", "privacy", "wall_time_s", "device", "versions",
-                  "git_commit", "created"):
+    for field in ("spec", "epochs", "final", "privacy", "provenance"):
         assert field in rec
-    assert rec["versions"]["torch"]
+    assert rec["provenance"]["segments"][0]["versions"]["torch"]
 
 
 def test_killed_run_leaves_no_record_and_resumes(tmp_path, fake):

@@ -4,10 +4,13 @@ import pytest
 import torch
 from torch import nn
 
+from dpnotes.accounting.registry import price
+from dpnotes.ledger import (CandidateStepDpEvent, GaussianDpEvent, Ledger, PoissonSampledDpEvent,
+                            event_to_json)
 from dpnotes.train import Plugin, TrainConfig, build_context, private_step, train
 from dpnotes.train.grads import trainable
-from dpnotes.train.plugins import (AcceptIfLossDecreases, ImportanceSampling, Mixup, NoiseSchedule,
-                                   ParameterSmoothing, check_plugins)
+from dpnotes.train.plugins import check_plugins
+from toy_plugins import AcceptIfLossDecreases, ImportanceSampling, Mixup, NoiseSchedule, ParameterSmoothing
 
 
 def _data(n=80, seed=0):
@@ -92,12 +95,15 @@ def test_importance_sampling_hooks():
     x, y = _data()
     model = _model()
     plugin = ImportanceSampling()
-    out = train(model, (x, y), None, TrainConfig(epochs=2, batch_size=16, accountants=("rdp",)),
+    out = train(model, (x, y), None, TrainConfig(epochs=2, batch_size=16, accountants=()),
                 plugins=[plugin], progress=False)
     assert plugin.probs.shape == (80,) and plugin.weights.shape == (80,)
     assert plugin.probs.mean().item() == pytest.approx(16 / 80, rel=0.2)
-    assert "rdp" not in out["privacy"]["epsilon"]  # engine accountant dropped: q is not fixed
-    assert out["privacy"]["epsilon"]["importance-sampling-test"]["steps"] == 10
+    assert out["privacy"]["ledger"] == [{"count": 10, "event": {"type": "UnsupportedDpEvent"}}]
+    # An accountant refuses the toy's steps instead of skipping them.
+    with pytest.raises(ValueError, match="UnsupportedDpEvent"):
+        train(_model(), (x, y), None, TrainConfig(epochs=1, batch_size=16, accountants=("rdp",)),
+              plugins=[ImportanceSampling()], progress=False)
 
 
 def test_per_example_norms_match_direct_computation():
@@ -112,10 +118,14 @@ def test_per_example_norms_match_direct_computation():
 
 def test_noise_schedule_sets_each_steps_multiplier():
     sched = NoiseSchedule(lambda step: 1.0 + step)
-    out = train(_model(), _data(), None, TrainConfig(epochs=2, batch_size=16, accountants=()),
+    out = train(_model(), _data(), None, TrainConfig(epochs=2, batch_size=16, accountants=("rdp",)),
                 plugins=[sched], progress=False)
     assert sched.used == [1.0 + s for s in range(10)]
-    assert out["privacy"]["epsilon"] == {"noise-schedule-test": {"steps": 10}}
+    ledger = Ledger()
+    for s in range(10):
+        ledger.append(PoissonSampledDpEvent(16 / 80, GaussianDpEvent(1.0 + s)))
+    assert Ledger.from_json(out["privacy"]["ledger"]) == ledger
+    assert out["privacy"]["epsilon"] == price(ledger, 1e-5, ["rdp"])
 
 
 def test_rejected_steps_restore_parameters_and_count():
@@ -135,6 +145,9 @@ def test_rejected_steps_restore_parameters_and_count():
     assert all(torch.equal(before[k], v) for k, v in trainable(model).items())
     assert out["final"]["accepted_steps"] == 0 and out["epochs"][0]["accepted_steps"] == 0
     assert out["privacy"]["steps"] == 10  # privacy charged for every generated step
+    step = PoissonSampledDpEvent(16 / 80, GaussianDpEvent(1.0))
+    assert out["privacy"]["ledger"] == [
+        {"count": 10, "event": event_to_json(CandidateStepDpEvent(step, False))}]
     greedy = train(_model(), _data(), _data(seed=1), TrainConfig(epochs=2, batch_size=16,
                                                                  accountants=()),
                    plugins=[AcceptIfLossDecreases()], progress=False)
@@ -160,11 +173,11 @@ def test_invalid_plugin_combinations():
             return None
 
     class SamplerWithAccountant(Sampler):
-        def epsilon(self, ctx, final):
-            return {}
+        def step_event(self, ctx, noise_multiplier):
+            return None
 
     dp, nondp = TrainConfig(), TrainConfig.non_private()
-    with pytest.raises(ValueError, match="accountant"):
+    with pytest.raises(ValueError, match="step_event"):
         check_plugins([Sampler()], dp)
     with pytest.raises(ValueError, match="poisson"):
         check_plugins([SamplerWithAccountant()], dp.replace(sampling="shuffle"))
@@ -180,5 +193,5 @@ def test_invalid_plugin_combinations():
     with pytest.raises(ValueError, match="alpha"):
         Mixup(0.0, 10)
     check_plugins([Mixup(1.0, 10), AcceptIfLossDecreases()], nondp)  # fine
-    with pytest.raises(ValueError, match="accountant"):
+    with pytest.raises(ValueError, match="step_event"):
         train(_model(), _data(), None, dp, plugins=[Sampler()], progress=False)

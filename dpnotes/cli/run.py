@@ -24,17 +24,15 @@ def register(sub) -> None:
 
 
 def main(args) -> int:
-    from dpnotes import experiments
-    from dpnotes.results import run_id
-    from dpnotes.runner import run_paper, select
+    from dpnotes.runner import run_paper, specs
 
     store = Store(args.results)
     if args.list:
-        configs = select(experiments.module(args.paper).configs(args.profile), args.only)
-        for config in configs:
-            state = "done" if store.has(config) else "missing"
-            print(f"{run_id(config)}  {state:7}  {config['experiment']}  seed={config['seed']}")
-        if not configs:
+        todo = specs(args.paper, args.profile, args.only)
+        for spec in todo:
+            state = "done" if store.has(spec) else "missing"
+            print(f"{spec.id}  {state:7}  {spec.experiment}  seed={spec.seed}")
+        if not todo:
             print(f"{args.paper} has no experiments at profile {args.profile!r} yet")
         return 0
     records = run_paper(args.paper, args.profile, only=args.only, device=args.device, store=store,

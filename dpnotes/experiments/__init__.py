@@ -9,8 +9,13 @@ Every module ``dpnotes.experiments.<paper>`` defines:
     JSON-serialisable and holds everything that determines the run, at least
     ``paper``, ``profile``, ``experiment`` (e.g. ``"table1.row2"``) and ``seed``.
     ``--only PATTERN`` matches ``experiment`` with :func:`fnmatch.fnmatch`.
-``execute(config: dict, *, device: str, progress: bool, checkpoint: pathlib.Path | None) -> dict``
-    Runs one config and returns ``{"epochs": [per-epoch metric dicts], "final": {...},
+``DATA_VERSION: int``
+    Behaviour version of the module's data pipeline (loading, splits, tokenisation): part of
+    every run spec (:mod:`dpnotes.spec`); bump it when the pipeline changes what a run sees.
+``METHOD_VERSIONS: dict[str, int]`` (optional)
+    Versions of non-DP baselines the module computes itself (not in :mod:`dpnotes.methods`).
+``execute(spec: dpnotes.spec.RunSpec, *, device: str, progress: bool, checkpoint: pathlib.Path | None) -> dict``
+    Runs one resolved spec and returns ``{"epochs": [per-epoch metric dicts], "final": {...},
     "privacy": {"accountant": name, "epsilon": .., "delta": .., ...}}``.  The runner
     adds the rest of the run record (see :mod:`dpnotes.results`).
 ``evaluate(records: list[dict]) -> list[dpnotes.report.Evidence]``
@@ -26,6 +31,7 @@ import importlib
 from types import ModuleType
 
 from dpnotes.claims import PAPERS
+from dpnotes import spec
 
 
 def module(paper: str) -> ModuleType:
@@ -33,3 +39,8 @@ def module(paper: str) -> ModuleType:
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)}; got {paper!r}")
     return importlib.import_module(f"{__name__}.{paper}")
+
+
+def resolve(config: dict) -> spec.RunSpec:
+    """The fully resolved run spec of a config of any paper's experiments module."""
+    return spec.resolve(config, module(config["paper"]))

@@ -38,7 +38,7 @@ from dpnotes.accounting.tradeoff import (
 from dpnotes.experiments import gdp_data
 from dpnotes.experiments.gdp_data import ML_SUBSTITUTE
 from dpnotes.report.verdicts import Evidence, exact, training
-from dpnotes.results import PROFILES, run_id
+from dpnotes.results import PROFILES
 
 TITLE = ("Z. Bu, J. Dong, Q. Long, W. J. Su. Deep Learning with Gaussian Differential Privacy. "
          "Harvard Data Science Review, 2020.")
@@ -53,6 +53,8 @@ ALPHA = np.linspace(0.0, 1.0, 2001)  # type I error grid of the trade-off curves
 # for f_eps,delta): a fine grid keeps that below 1e-4 for the paper's eps.
 ALPHA_FINE = np.linspace(0.0, 1.0, 400_001)
 SEEDS = {"paper": (0, 1, 2), "quick": (0,), "smoke": (0,)}
+DATA_VERSION = gdp_data.VERSION
+METHOD_VERSIONS = {"baseline": gdp_data.BASELINE_VERSION}  # Table 4's non-DP recommenders
 
 NOT_RUN_DEFAULT = "no reproduction yet"
 _ML1M = "MovieLens-1M is not available offline; the MovieLens-100k substitute is shown in the chapter"
@@ -268,11 +270,12 @@ def _movielens_configs(profile: str) -> list[dict]:
     n_train = gdp_data.movielens_split_sizes()[0]
     batch = round(n_train / _s("table4.sample_rate_inverse"))  # q = 1/80 as in the paper
     epochs = int(_s("table4.epochs"))
+    sizes = dict(zip(("num_users", "num_items"), gdp_data.movielens_sizes()))
     out = [_config(profile, "table4.private", 0, "neumf", ML_SUBSTITUTE,
                    _train(epochs, batch, _s("table4.eta"), "adam", _s("table4.clip"),
-                          _s("table4.sigma"), DELTA["movielens"])),
+                          _s("table4.sigma"), DELTA["movielens"]), model_kwargs=sizes),
            _config(profile, "table4.nonprivate", 0, "neumf", ML_SUBSTITUTE,
-                   _nonprivate(epochs, batch, _s("table4.eta"), "adam"))]
+                   _nonprivate(epochs, batch, _s("table4.eta"), "adam"), model_kwargs=sizes)]
     # The matrix-factorisation baseline takes minutes on a CPU: paper profile only.
     baselines = ("global_average", "svd") if profile == "paper" else ("global_average",)
     out += [_config(profile, f"table4.{b}", 0, b, ML_SUBSTITUTE, {"epochs": 1}, method="baseline")
@@ -283,29 +286,28 @@ def _movielens_configs(profile: str) -> list[dict]:
 # --------------------------------------------------------------------------------------
 # Execution.
 
-def execute(config: dict, *, device: str = "cpu", progress: bool = True, checkpoint=None) -> dict:
-    """Run one config (see :func:`configs`); returns ``{"epochs", "final", "privacy"}``."""
-    from dpnotes import models
+def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None) -> dict:
+    """Run one resolved spec (see :func:`configs`); returns ``{"epochs", "final", "privacy"}``."""
+    from dpnotes import methods, models
+    from dpnotes.ledger import Ledger, NonPrivateDpEvent
     from dpnotes.train import TrainConfig, train
 
-    train_data, test_data = gdp_data.load(config["dataset"], config["subset"])
-    if config["method"] == "baseline":
-        rmse = gdp_data.baseline_rmse(config["model"], train_data, test_data)
-        return {"epochs": [], "final": {"test_rmse": rmse}, "privacy": {"private": False}}
-    torch.manual_seed(config["seed"])  # model initialisation
-    kwargs = dict(config["model_kwargs"])
-    plugins = ()
-    if config["model"] == "neumf":
-        kwargs.update(zip(("num_users", "num_items"), gdp_data.movielens_sizes()))
-        plugins = (gdp_data.rmse_plugin(*test_data),)
-    model = models.create(config["model"], **kwargs)
-    cfg = dict(config["train"])
-    for key in ("accountants", "betas"):
-        if key in cfg:
-            cfg[key] = tuple(cfg[key])
-    out = train(model, train_data, test_data, TrainConfig(**cfg, device=device), plugins=plugins,
+    train_data, test_data = gdp_data.load(spec.dataset, spec.subset)
+    if spec.method == "baseline":
+        rmse = gdp_data.baseline_rmse(spec.model, train_data, test_data)
+        ledger = Ledger()
+        ledger.append(NonPrivateDpEvent())
+        return {"epochs": [], "final": {"test_rmse": rmse},
+                "privacy": {"private": False, "delta": None, "ledger": ledger.to_json(), "epsilon": {}}}
+    torch.manual_seed(spec.seed)  # model initialisation
+    method = methods.module(spec.method)
+    plugins = method.hooks(method.Config(**spec.method_config))
+    if spec.model == "neumf":
+        plugins += (gdp_data.rmse_plugin(*test_data),)
+    model = models.create(spec.model, **spec.model_kwargs)
+    out = train(model, train_data, test_data, TrainConfig(**spec.train, device=device), plugins=plugins,
                 progress=progress, checkpoint=checkpoint)
-    if config["model"] == "neumf":
+    if spec.model == "neumf":
         out["final"]["test_rmse"] = out["epochs"][-1]["test_rmse"]
     return out
 
@@ -315,11 +317,13 @@ def execute(config: dict, *, device: str = "cpu", progress: bool = True, checkpo
 
 def _current(records: list[dict], profile: str) -> dict[str, list[dict]]:
     """Records of the current configs of ``profile``, by experiment (stale configs ignored)."""
-    ids = {run_id(c) for c in configs(profile)}
+    from dpnotes.experiments import resolve
+
+    ids = {resolve(c).id for c in configs(profile)}
     out: dict[str, list[dict]] = {}
     for r in records:
         if r["id"] in ids:
-            out.setdefault(r["config"]["experiment"], []).append(r)
+            out.setdefault(r["spec"]["experiment"], []).append(r)
     return out
 
 
@@ -449,7 +453,7 @@ def _figure4_claims(paper: dict, quick: dict) -> list[Evidence]:
             out.append(_training_claim(
                 cid, runs, qruns, lambda r, t=target: _first_epoch(r, t),
                 lambda rs: f"best {max(_acc(r, e) for r in rs for e in r['epochs']):.1f}% in "
-                           f"{rs[0]['config']['train']['epochs']} short epoch(s)"))
+                           f"{rs[0]['spec']['train']['epochs']} short epoch(s)"))
         cid = f"gdp.figure4.bottom.{acc}.acc_at_eps4"
         if runs and any(_acc_at_eps(r, acc, 4.0) is None for r in runs):
             out.append(Evidence(cid, "not_reproduced", None, [r["id"] for r in runs],

@@ -16,6 +16,10 @@ import torch
 from dpnotes import claims, validate
 
 ML_SUBSTITUTE = "movielens-100k"
+# Behaviour versions (dpnotes.spec): bump VERSION when loading, splits or preprocessing change
+# what a run sees; BASELINE_VERSION when Table 4's non-DP baselines change.
+VERSION = 1
+BASELINE_VERSION = 1
 ML100K_RATINGS = 100_000
 
 ADULT_SPLIT_SEED = 0  # the paper's random 10% test split is unknown; ours is fixed by this seed

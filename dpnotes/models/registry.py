@@ -7,6 +7,7 @@ the same keyword arguments, so that the spec (input shape, index ranges) follows
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Callable
 
@@ -45,6 +46,7 @@ class _Entry:
     factory: Callable[..., nn.Module]
     describe: Callable[..., ModelSpec]
     preprocess: Callable[..., nn.Module] | None
+    version: int
 
 
 _REGISTRY: dict[str, _Entry] = {}
@@ -58,14 +60,16 @@ def image_spec(name: str, source: str, channels: int, size: int, num_classes: in
 
 
 def register(name: str, describe: Callable[..., ModelSpec],
-             preprocess: Callable[..., nn.Module] | None = None):
+             preprocess: Callable[..., nn.Module] | None = None, version: int = 1):
     """Decorator: register ``factory`` under ``name`` with its spec ``describe`` and, for models
-    that consume fixed features of the raw data, the feature extractor's factory."""
+    that consume fixed features of the raw data, the feature extractor's factory. ``version``
+    enters every run spec using the model (:mod:`dpnotes.spec`): bump it whenever the
+    architecture or its initialisation changes."""
 
     def decorator(factory: Callable[..., nn.Module]) -> Callable[..., nn.Module]:
         if name in _REGISTRY:
             raise ValueError(f"model name {name!r} registered twice")
-        _REGISTRY[name] = _Entry(factory, describe, preprocess)
+        _REGISTRY[name] = _Entry(factory, describe, preprocess, version)
         return factory
 
     return decorator
@@ -87,6 +91,22 @@ def create(name: str, **kwargs) -> nn.Module:
     Unknown names raise ``ValueError`` listing the registered names.
     """
     return _entry(name).factory(**kwargs)
+
+
+def version(name: str) -> int:
+    """The behaviour version of model ``name`` (see :func:`register`)."""
+    return _entry(name).version
+
+
+def resolved_kwargs(name: str, **kwargs) -> dict:
+    """``kwargs`` with every keyword default of model ``name``'s factory filled in; unknown
+    keywords raise ``ValueError``."""
+    params = inspect.signature(_entry(name).factory).parameters
+    unknown = sorted(set(kwargs) - set(params))
+    if unknown:
+        raise ValueError(f"model {name!r} has no parameter(s) {unknown}; it takes {sorted(params)}")
+    return {k: kwargs.get(k, p.default) for k, p in params.items()
+            if k in kwargs or p.default is not inspect.Parameter.empty}
 
 
 def spec(name: str, **kwargs) -> ModelSpec:

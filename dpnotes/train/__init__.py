@@ -9,5 +9,9 @@ from dpnotes.train.config import TrainConfig
 from dpnotes.train.loop import TrainContext, build_context, nonprivate_step, private_step, train
 from dpnotes.train.plugins import Plugin
 
-__all__ = ["Plugin", "TrainConfig", "TrainContext", "build_context", "nonprivate_step",
+# Behaviour version of the engine (loop, sampling, clipping, noise, optimizers, evaluation):
+# part of every run spec (dpnotes.spec). Bump it whenever a change alters what a run computes.
+VERSION = 1
+
+__all__ = ["VERSION", "Plugin", "TrainConfig", "TrainContext", "build_context", "nonprivate_step",
            "private_step", "train"]

@@ -1,7 +1,9 @@
 """Per-epoch checkpoints for exact resumption.
 
-A checkpoint holds the model, optimizer, the three generators (sampling, noise, plug-ins),
-the global torch RNG, step counters, plug-in states and the history so far. It is written to
+A checkpoint holds the model, optimizer, the four generators (sampling, noise, plug-ins,
+releases), the global torch RNG, step counters, the privacy ledger, plug-in states and the
+history so far (functions take the loop's ``TrainContext``; this module does not import the
+loop, which imports it). It is written to
 a temporary file in the same folder and moved into place with ``os.replace``, so a run killed
 while saving keeps the previous checkpoint intact.
 """
@@ -11,12 +13,10 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import torch
 
-if TYPE_CHECKING:  # pragma: no cover
-    from dpnotes.train.loop import TrainContext
+from dpnotes.ledger import Ledger
 
 
 def save(path: str | Path, ctx: "TrainContext", history: list[dict]) -> None:
@@ -28,11 +28,14 @@ def save(path: str | Path, ctx: "TrainContext", history: list[dict]) -> None:
         "history": history,
         "step": ctx.step,
         "accepted": ctx.accepted,
+        "stopped": ctx.stopped,
+        "ledger": ctx.ledger.to_json(),
         "model": ctx.model.state_dict(),
         "optimizer": ctx.optimizer.state_dict(),
         "sample_gen": ctx.sample_gen.get_state(),
         "noise_gen": ctx.noise_gen.get_state(),
         "aux_gen": ctx.aux_gen.get_state(),
+        "release_gen": ctx.release_gen.get_state(),
         "torch_rng": torch.get_rng_state(),
         "plugins": [p.state_dict() for p in ctx.plugins],
     }
@@ -54,7 +57,9 @@ def load(path: str | Path, ctx: "TrainContext") -> list[dict]:
     """
     state = torch.load(Path(path), map_location=ctx.device, weights_only=False)
     if state["config"] != ctx.config.to_dict():
-        raise ValueError(f"checkpoint {path} belongs to a run with another config")
+        changed = sorted(k for k, v in ctx.config.to_dict().items() if state["config"].get(k) != v)
+        raise ValueError(f"checkpoint {path} belongs to a run with another config "
+                         f"(differs in {changed}); delete it to start afresh")
     if len(state["plugins"]) != len(ctx.plugins):
         raise ValueError(f"checkpoint {path} was written with {len(state['plugins'])} plug-ins, "
                          f"this run has {len(ctx.plugins)}")
@@ -63,8 +68,10 @@ def load(path: str | Path, ctx: "TrainContext") -> list[dict]:
     ctx.sample_gen.set_state(state["sample_gen"].cpu())
     ctx.noise_gen.set_state(state["noise_gen"].cpu())
     ctx.aux_gen.set_state(state["aux_gen"].cpu())
+    ctx.release_gen.set_state(state["release_gen"].cpu())
     torch.set_rng_state(state["torch_rng"].cpu())
-    ctx.step, ctx.accepted = state["step"], state["accepted"]
+    ctx.step, ctx.accepted, ctx.stopped = state["step"], state["accepted"], state["stopped"]
+    ctx.ledger = Ledger.from_json(state["ledger"])
     ctx.epoch = len(state["history"])
     for plugin, s in zip(ctx.plugins, state["plugins"]):
         plugin.load_state_dict(s)

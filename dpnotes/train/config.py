@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from dpnotes import validate
+from dpnotes.accounting.registry import ACCOUNTANT_NAMES
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 LR_SCHEDULES = ("constant", "cosine", "step")
@@ -21,7 +22,6 @@ SAMPLINGS = ("poisson", "shuffle")
 NORMALIZATIONS = ("expected", "none")
 GRAD_BACKENDS = ("func", "opacus")
 STEPS_RULES = ("floor", "round")
-ACCOUNTANTS = ("rdp", "rdp-classic", "clt", "prv")
 DEFAULT_ACCOUNTANTS = ("rdp", "rdp-classic", "clt")
 
 
@@ -47,7 +47,12 @@ class TrainConfig:
                            itself (DPlis).
     grad_backend           "func" (torch.func vmap) | "opacus" (GradSampleModule; cross-check).
     steps_per_epoch        "floor": N // B (DPlis); "round": round(N / B) = round(1 / q); or an int.
-    delta, accountants     privacy tracked each epoch with dpnotes.accounting.epsilon.
+    delta, accountants     the ledger priced each epoch by these accountants (the slow ones
+                           at the end only; names of dpnotes.accounting.registry).
+    target_epsilon         stop before the step that would take eps (``target_accountant``,
+                           at ``delta``) above this value; None = no such stop. The run must
+                           reach it within ``epochs`` (checked up front for plain DP-SGD).
+    max_accepted_steps     stop once this many steps were accepted (SA-DPSGD); None = no stop.
     seed                   seeds the sampling, noise and plug-in generators.
     device                 "cpu" | "cuda" | "cuda:<i>" | "auto" (CUDA when present).
     eval_batch_size        batch size of the evaluation passes.
@@ -75,6 +80,9 @@ class TrainConfig:
     steps_per_epoch: int | str = "floor"
     delta: float = 1e-5
     accountants: tuple[str, ...] = DEFAULT_ACCOUNTANTS
+    target_epsilon: float | None = None
+    target_accountant: str = "rdp"
+    max_accepted_steps: int | None = None
     seed: int = 0
     device: str = "cpu"
     eval_batch_size: int = 1024
@@ -115,7 +123,12 @@ class TrainConfig:
         validate.probability("delta", self.delta, high_open=True)
         object.__setattr__(self, "accountants", tuple(self.accountants))
         for name in self.accountants:
-            validate.choice("accountants", name, ACCOUNTANTS)
+            validate.choice("accountants", name, ACCOUNTANT_NAMES)
+        if self.target_epsilon is not None:
+            validate.positive("target_epsilon", self.target_epsilon)
+        validate.choice("target_accountant", self.target_accountant, ACCOUNTANT_NAMES)
+        if self.max_accepted_steps is not None:
+            validate.integer("max_accepted_steps", self.max_accepted_steps, minimum=1)
         validate.integer("seed", self.seed, minimum=0)
         if not (self.device in ("cpu", "cuda", "auto") or self.device.startswith("cuda:")):
             raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'auto', got {self.device!r}")
@@ -132,7 +145,8 @@ class TrainConfig:
                 raise ValueError("clip_mode='per_layer' needs clip")
             return
         bad = {"clip": (self.clip, None), "noise_multiplier": (self.noise_multiplier, 0.0),
-               "sampling": (self.sampling, "shuffle"), "accountants": (self.accountants, ())}
+               "sampling": (self.sampling, "shuffle"), "accountants": (self.accountants, ()),
+               "target_epsilon": (self.target_epsilon, None)}
         for name, (value, wanted) in bad.items():
             if value != wanted:
                 raise ValueError(f"private=False needs {name}={wanted!r} (got {value!r}); "

@@ -3,8 +3,11 @@
 Per step of the private path: draw a Poisson batch (each example with probability q),
 compute per-example gradients (torch.func or opacus), clip each to L2 norm C, sum, add
 N(0, (sigma C)^2) to the sum, normalize (by q N, or not at all as in DPlis), and hand the
-result to SGD / momentum / Adam. Privacy spent is tracked after every epoch. The papers'
-methods hook in through :mod:`dpnotes.train.plugins`.
+result to SGD / momentum / Adam. Every step appends what it released to the run's privacy
+ledger (:mod:`dpnotes.ledger`); the accountants of the config price that ledger after every
+epoch (:mod:`dpnotes.accounting.registry`). Any other use of private data goes through
+:meth:`TrainContext.release`. A run stops after its epochs, or earlier at a target epsilon
+or a number of accepted steps. The papers' methods hook in through :mod:`dpnotes.train.plugins`.
 """
 
 from __future__ import annotations
@@ -14,16 +17,19 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import torch
 from torch import nn
 from tqdm import tqdm
 
+from dpnotes import validate
+from dpnotes.accounting.registry import accountant, price
+from dpnotes.ledger import (CandidateStepDpEvent, GaussianDpEvent, Ledger, NonPrivateDpEvent,
+                            PoissonSampledDpEvent)
 from dpnotes.train import checkpoint as ckpt
 from dpnotes.train.config import TrainConfig
 from dpnotes.train.grads import LossFn, Params, grad_norms, make_backend, per_example_loss, trainable
-from dpnotes.train.metrics import Running, evaluate, privacy_spent
+from dpnotes.train.metrics import Running, evaluate
 from dpnotes.train.optim import learning_rate, make_optimizer, set_learning_rate
 from dpnotes.train.plugins import Plugin, check_plugins, overrides
 from dpnotes.train.privatize import add_noise, clip_factors, clipped_sum
@@ -70,9 +76,12 @@ class TrainContext:
     sample_gen: torch.Generator
     noise_gen: torch.Generator
     aux_gen: torch.Generator
+    release_gen: torch.Generator
+    ledger: Ledger = field(default_factory=Ledger)
     epoch: int = 0
     step: int = 0
     accepted: int = 0
+    stopped: str | None = None
     sample_weights: torch.Tensor | None = field(default=None, repr=False)
 
     def params(self) -> Params:
@@ -90,6 +99,18 @@ class TrainContext:
         if y is None:
             raise ValueError("no test data was given")
         return evaluate(self.model, xs, y, self.loss_fn, self.config.eval_batch_size, params)
+
+    def release(self, value: torch.Tensor, sensitivity: float, noise_multiplier: float) -> torch.Tensor:
+        """``value + N(0, (noise_multiplier * sensitivity)^2)`` entrywise, and a
+        ``GaussianDpEvent(noise_multiplier)`` in the ledger: the only way a method may use
+        private data outside the DP step (e.g. a loss on training data for a decision).
+        ``sensitivity`` is the L2 sensitivity of ``value`` to one example; the noise comes
+        from its own generator, so releases do not shift the DP-step noise."""
+        sensitivity = validate.positive("sensitivity", sensitivity)
+        noise_multiplier = validate.positive("noise_multiplier", noise_multiplier)
+        noise = torch.randn(value.shape, generator=self.release_gen, dtype=value.dtype, device="cpu")
+        self.ledger.append(GaussianDpEvent(noise_multiplier))
+        return value + noise.to(value.device) * (noise_multiplier * sensitivity)
 
     def per_example_norms(self, params: Params | None = None) -> torch.Tensor:
         """Unclipped per-example gradient norm of every training example (shape [N])."""
@@ -123,6 +144,7 @@ def build_context(model: nn.Module, train_data, test_data, config: TrainConfig, 
     sample_gen = torch.Generator("cpu").manual_seed(config.seed)
     noise_gen = torch.Generator(device).manual_seed(config.seed + 1)
     aux_gen = torch.Generator("cpu").manual_seed(config.seed + 2)
+    release_gen = torch.Generator("cpu").manual_seed(config.seed + 3)
     return TrainContext(
         model=model, config=config, device=device, train_inputs=to(xs), train_targets=y.to(device),
         test_inputs=to(txs) if txs is not None else None,
@@ -130,7 +152,7 @@ def build_context(model: nn.Module, train_data, test_data, config: TrainConfig, 
         loss_fn=loss_fn, backend=backend,
         optimizer=make_optimizer([p for p in model.parameters() if p.requires_grad], config),
         plugins=plugins, n=n, q=q, steps_per_epoch=steps,
-        sample_gen=sample_gen, noise_gen=noise_gen, aux_gen=aux_gen)
+        sample_gen=sample_gen, noise_gen=noise_gen, aux_gen=aux_gen, release_gen=release_gen)
 
 
 def _batch(ctx: TrainContext, idx: torch.Tensor):
@@ -146,8 +168,7 @@ def private_step(ctx: TrainContext, idx: torch.Tensor, run: Running | None = Non
     """One DP-SGD step on the examples ``idx``; returns what ``on_step_end`` receives."""
     cfg = ctx.config
     inputs, targets = _batch(ctx, idx)
-    sigma_hook = ctx.hook("noise_multiplier")
-    sigma = cfg.noise_multiplier if sigma_hook is None else float(sigma_hook.noise_multiplier(ctx))
+    sigma = _current_sigma(ctx)
     params = ctx.params()
     if len(targets) > 0:
         grad_hook = ctx.hook("per_example_gradients")
@@ -165,7 +186,24 @@ def private_step(ctx: TrainContext, idx: torch.Tensor, run: Running | None = Non
     for k, p in ctx.model.named_parameters():
         if k in noisy:
             p.grad = noisy[k].mul_(scale)
-    return _apply(ctx, {"batch_size": len(targets), "noise_multiplier": sigma})
+    return _apply(ctx, {"batch_size": len(targets), "noise_multiplier": sigma}, _step_event(ctx, sigma))
+
+
+def _step_event(ctx: TrainContext, sigma: float):
+    """What one private step releases: the plug-in's event, or a Poisson-subsampled Gaussian
+    (nothing private at all without noise or clipping)."""
+    hook = ctx.hook("step_event")
+    event = None if hook is None else hook.step_event(ctx, sigma)
+    if event is not None:
+        return event
+    if sigma == 0 or ctx.config.clip is None:
+        return NonPrivateDpEvent()
+    return PoissonSampledDpEvent(ctx.q, GaussianDpEvent(sigma))
+
+
+def _current_sigma(ctx: TrainContext) -> float:
+    hook = ctx.hook("noise_multiplier")
+    return ctx.config.noise_multiplier if hook is None else float(hook.noise_multiplier(ctx))
 
 
 def nonprivate_step(ctx: TrainContext, idx: torch.Tensor, run: Running | None = None) -> dict:
@@ -177,11 +215,12 @@ def nonprivate_step(ctx: TrainContext, idx: torch.Tensor, run: Running | None = 
     losses.mean().backward()
     if run is not None:
         run.add(losses, outputs, targets)
-    return _apply(ctx, {"batch_size": len(targets), "noise_multiplier": 0.0})
+    return _apply(ctx, {"batch_size": len(targets), "noise_multiplier": 0.0}, NonPrivateDpEvent())
 
 
-def _apply(ctx: TrainContext, info: dict) -> dict:
-    """Optimizer step (with the scheduled lr), then the accept/reject hook."""
+def _apply(ctx: TrainContext, info: dict, event) -> dict:
+    """Optimizer step (with the scheduled lr), then the accept/reject hook; the step's
+    ``event`` goes to the ledger (as a candidate step when an accept rule judges it)."""
     set_learning_rate(ctx.optimizer, learning_rate(ctx.config, ctx.step, ctx.steps_per_epoch))
     judge = ctx.hook("accept_step")
     if judge is not None:
@@ -199,6 +238,7 @@ def _apply(ctx: TrainContext, info: dict) -> dict:
                         p.copy_(old[k])
             ctx.optimizer.load_state_dict(old_state)
     ctx.accepted += accepted
+    ctx.ledger.append(event if judge is None else CandidateStepDpEvent(event, accepted))
     info.update(step=ctx.step, accepted=accepted)
     ctx.step += 1
     for p in ctx.plugins:
@@ -223,23 +263,56 @@ def _epoch_batches(ctx: TrainContext):
 
 
 def _privacy(ctx: TrainContext, final: bool) -> dict:
-    """Epsilon so far from the configured accountants ("prv" only when ``final``) and from a
-    plug-in accountant; the engine's are left out when a plug-in changes sampling or noise."""
+    """The ledger priced by the config's accountants (the slow ones only when ``final``)."""
     cfg = ctx.config
-    out = {}
-    custom = ctx.hook("epsilon")
-    changes_mechanism = ctx.hook("sampling_probabilities") or ctx.hook("noise_multiplier")
-    if cfg.private and not changes_mechanism:
-        names = [a for a in cfg.accountants if final or a != "prv"]
-        out.update(privacy_spent(cfg, ctx.q, ctx.step, names))
-    if custom is not None:
-        out.update(custom.epsilon(ctx, final) or {})
-    return out
+    names = [a for a in cfg.accountants if final or accountant(a).cheap]
+    return price(ctx.ledger, cfg.delta, names) if names else {}
+
+
+def _target_epsilon(ctx: TrainContext, event) -> float:
+    """eps under the target accountant if ``event`` were released next."""
+    cfg = ctx.config
+    ahead = ctx.ledger.copy()
+    ahead.append(event)
+    return price(ahead, cfg.delta, [cfg.target_accountant])[cfg.target_accountant]["epsilon"]
+
+
+def _must_stop(ctx: TrainContext) -> bool:
+    """Stop before a step that would exceed ``target_epsilon`` (an accept rule's step counted
+    as accepted), or once ``max_accepted_steps`` steps were accepted."""
+    cfg = ctx.config
+    if cfg.max_accepted_steps is not None and ctx.accepted >= cfg.max_accepted_steps:
+        ctx.stopped = "max_accepted_steps"
+    elif cfg.target_epsilon is not None:
+        event = _step_event(ctx, _current_sigma(ctx))
+        if ctx.hook("accept_step") is not None:
+            event = CandidateStepDpEvent(event, True)
+        if _target_epsilon(ctx, event) > cfg.target_epsilon:
+            if ctx.step == 0:
+                raise ValueError(f"target_epsilon={cfg.target_epsilon} is below the eps of a single "
+                                 f"step under {cfg.target_accountant!r}")
+            ctx.stopped = "target_epsilon"
+    return ctx.stopped is not None
+
+
+def _check_target_reachable(ctx: TrainContext) -> None:
+    """With the engine's fixed step, refuse a target eps the step budget cannot reach."""
+    cfg = ctx.config
+    fixed = not any(ctx.hook(h) for h in ("step_event", "noise_multiplier", "accept_step"))
+    if cfg.target_epsilon is None or not fixed or not cfg.private:
+        return
+    budget = Ledger()
+    budget.append(_step_event(ctx, cfg.noise_multiplier), cfg.epochs * ctx.steps_per_epoch)
+    eps = price(budget, cfg.delta, [cfg.target_accountant])[cfg.target_accountant]["epsilon"]
+    if eps < cfg.target_epsilon:
+        raise ValueError(f"target_epsilon={cfg.target_epsilon} is not reached within epochs={cfg.epochs} "
+                         f"({cfg.epochs * ctx.steps_per_epoch} steps give eps {eps:.4g} under "
+                         f"{cfg.target_accountant!r}): raise epochs or lower the target")
 
 
 def _run_epoch(ctx: TrainContext, epoch: int, progress: bool) -> dict:
     start = time.perf_counter()
-    ctx.epoch, accepted_before = epoch, ctx.accepted
+    ctx.epoch, accepted_before, steps_before = epoch, ctx.accepted, ctx.step
     for p in ctx.plugins:
         p.on_epoch_start(ctx, epoch)
     run = Running()
@@ -247,7 +320,11 @@ def _run_epoch(ctx: TrainContext, epoch: int, progress: bool) -> dict:
     bar = tqdm(_epoch_batches(ctx), total=ctx.steps_per_epoch, disable=not progress,
                desc=f"epoch {epoch + 1}/{ctx.config.epochs}", leave=False)
     for idx in bar:
+        if _must_stop(ctx):
+            break
         step(ctx, idx, run)
+    if ctx.step == steps_before:  # stopped before the epoch's first step
+        return None
     train_loss, train_acc = run.result()
     test = ctx.evaluate() if ctx.test_targets is not None else {"loss": None, "acc": None}
     record = {"epoch": epoch + 1, "train_loss": train_loss, "train_acc": train_acc,
@@ -274,6 +351,7 @@ def train(model: nn.Module, train_data, test_data, config: TrainConfig, *, plugi
     ctx = build_context(model, train_data, test_data, config, plugins=plugins, loss=loss)
     if config.private and config.sampling == "shuffle":
         warnings.warn(SHUFFLE_NOTE, stacklevel=2)
+    _check_target_reachable(ctx)
     history: list[dict] = []
     if checkpoint is not None and Path(checkpoint).exists():
         history = ckpt.load(checkpoint, ctx)
@@ -281,7 +359,12 @@ def train(model: nn.Module, train_data, test_data, config: TrainConfig, *, plugi
         for p in ctx.plugins:
             p.on_train_start(ctx)
         for epoch in range(len(history), config.epochs):
-            history.append(_run_epoch(ctx, epoch, progress))
+            if ctx.stopped is not None:
+                break
+            record = _run_epoch(ctx, epoch, progress)
+            if record is None:
+                break
+            history.append(record)
             if checkpoint is not None:
                 ckpt.save(checkpoint, ctx, history)
     finally:
@@ -295,10 +378,11 @@ def _record(ctx: TrainContext, history: list[dict]) -> dict:
     last = history[-1]
     privacy = {"private": cfg.private, "q": ctx.q, "noise_multiplier": cfg.noise_multiplier,
                "clip": cfg.clip, "steps": ctx.step, "delta": cfg.delta, "sampling": cfg.sampling,
-               "epsilon": _privacy(ctx, final=True) if cfg.private else {}}
+               "ledger": ctx.ledger.to_json(), "epsilon": _privacy(ctx, final=True)}
     if cfg.private and cfg.sampling == "shuffle":
         privacy["accounting_note"] = SHUFFLE_NOTE
     final = {k: last[k] for k in ("train_loss", "train_acc", "test_loss", "test_acc", "steps")}
     final["accepted_steps"] = ctx.accepted
     final["wall_s"] = sum(r["wall_s"] for r in history)
+    final["stopped_by"] = ctx.stopped or "epochs"
     return {"epochs": history, "final": final, "privacy": privacy}

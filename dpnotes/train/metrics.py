@@ -1,15 +1,13 @@
-"""Loss/accuracy bookkeeping, evaluation passes, and the privacy spent so far."""
+"""Loss/accuracy bookkeeping and evaluation passes."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.func import functional_call
 
-from dpnotes.train.config import TrainConfig
 from dpnotes.train.grads import LossFn, Params
 
 
@@ -72,21 +70,3 @@ def evaluate(model: nn.Module, inputs: tuple[torch.Tensor, ...], targets: torch.
         model.train(was_training)
     loss, acc = run.result()
     return {"loss": loss, "acc": acc}
-
-
-def privacy_spent(config: TrainConfig, q: float, steps: int, accountants) -> dict:
-    """Epsilon at ``config.delta`` after ``steps`` Poisson-subsampled Gaussian steps (rate q,
-    noise multiplier ``config.noise_multiplier``), from each accountant in ``accountants``.
-
-    Without noise or without clipping nothing is private: every epsilon is infinite.
-    """
-    if not accountants:
-        return {}
-    if config.noise_multiplier == 0 or config.clip is None:
-        return {name: {"epsilon": math.inf} for name in accountants}
-    from dpnotes.accounting import epsilon
-
-    out = {}
-    for name in accountants:
-        out.update(epsilon(q, config.noise_multiplier, steps, config.delta, accountant=name))
-    return out

@@ -13,29 +13,25 @@ start/end hooks only.
 
 Hooks marked EXCLUSIVE may be overridden by at most one plug-in of a run. A plug-in that
 changes who is sampled or how much noise is added (``sampling_probabilities``,
-``noise_multiplier``) MUST also supply its own accountant (``epsilon``): the engine's
-accountants assume a fixed q and sigma, and are then not reported.
+``noise_multiplier``) MUST also describe what each step releases (``step_event``): the
+run's privacy ledger then holds that event, and the accountants price it. A plug-in never
+computes an epsilon itself; any other release of private data goes through ``ctx.release``.
 
-The example plug-ins at the end only check that the hooks are called with the right data;
-the papers' methods live with their experiments.
+The papers' methods (:mod:`dpnotes.methods`) are built from these hooks.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import Callable
 
-import numpy as np
 import torch
 
-from dpnotes import validate
-
-if TYPE_CHECKING:  # pragma: no cover
-    from dpnotes.train.loop import TrainContext
-
+# Annotations name "TrainContext" (dpnotes.train.loop) as a string: this module is imported
+# by the loop, so it does not import it back.
 EXCLUSIVE = ("sampling_probabilities", "noise_multiplier", "per_example_gradients",
-             "accept_step", "epsilon")
-PRIVACY_HOOKS = ("sampling_probabilities", "noise_multiplier", "per_example_gradients", "epsilon")
-NEEDS_ACCOUNTANT = ("sampling_probabilities", "noise_multiplier")
+             "accept_step", "step_event")
+PRIVACY_HOOKS = ("sampling_probabilities", "noise_multiplier", "per_example_gradients", "step_event")
+NEEDS_EVENT = ("sampling_probabilities", "noise_multiplier")
 
 
 class Plugin:
@@ -77,7 +73,8 @@ class Plugin:
                     evaluate: Callable[[dict], float]) -> bool | None:
         """EXCLUSIVE. After the update: True keeps it, False restores the old parameters and
         optimizer state (SA-DPSGD). ``evaluate(params)`` is the test loss at ``params``.
-        Accepted steps are counted in the history; privacy is charged for every step."""
+        Each step goes to the ledger as a ``CandidateStepDpEvent`` saying whether it was
+        accepted: sound accountants charge every step, the paper's counts accepted ones."""
         return None
 
     def on_step_end(self, ctx: "TrainContext", info: dict) -> None:
@@ -87,9 +84,10 @@ class Plugin:
         """After each epoch's record is built: return extra fields to add to it."""
         return None
 
-    def epsilon(self, ctx: "TrainContext", final: bool) -> dict | None:
-        """EXCLUSIVE. The plug-in's own accountant: ``{name: {"epsilon": ..., ...}}`` for the
-        steps taken so far (``final``: end of training, slow accountants allowed)."""
+    def step_event(self, ctx: "TrainContext", noise_multiplier: float):
+        """EXCLUSIVE. The ``DpEvent`` (:mod:`dpnotes.ledger`) that the coming step releases,
+        when the plug-in changes sampling or noise (DPIS: its own q and sigma per
+        iteration). None = the engine's ``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))``."""
         return None
 
     def state_dict(self) -> dict:
@@ -121,120 +119,6 @@ def check_plugins(plugins, config) -> None:
         if overrides(p, "sampling_probabilities") and config.sampling != "poisson":
             raise ValueError(f"plug-in {p.name!r} sets sampling probabilities, which needs "
                              f"sampling='poisson' (got {config.sampling!r})")
-        if any(overrides(p, h) for h in NEEDS_ACCOUNTANT) and not overrides(p, "epsilon"):
-            raise ValueError(f"plug-in {p.name!r} changes sampling or noise, so it must supply "
-                             "its own accountant (epsilon hook)")
-
-
-class ParameterSmoothing(Plugin):
-    """Example of ``per_example_gradients`` (DPlis' loss smoothing, REFERENCE.md): for each of
-    ``draws`` draws, ALL parameters are perturbed by ``radius * lr * N(0, (sigma C)^2)``, one
-    draw shared by the batch; per-example gradients are summed over the draws (then clipped by
-    the engine). Losses returned are the mean over draws."""
-
-    name = "parameter-smoothing"
-
-    def __init__(self, draws: int, radius: float):
-        self.draws = validate.integer("draws", draws, minimum=1)
-        self.radius = validate.nonnegative("radius", radius)
-
-    def per_example_gradients(self, ctx, grad_fn, params, inputs, targets):
-        cfg = ctx.config
-        std = self.radius * cfg.lr * cfg.noise_multiplier * (cfg.clip or 0.0)
-        total, losses, outputs = None, 0.0, None
-        for _ in range(self.draws):  # K draws of the parameters, not a loop over samples
-            shifted = {k: v + std * torch.randn(v.shape, generator=ctx.noise_gen, dtype=v.dtype,
-                                                device=v.device) for k, v in params.items()}
-            grads, loss_k, outputs = grad_fn(shifted, inputs, targets)
-            total = grads if total is None else {k: total[k] + grads[k] for k in grads}
-            losses = losses + loss_k / self.draws
-        return total, losses, outputs
-
-
-class ImportanceSampling(Plugin):
-    """Example of ``on_epoch_start`` + ``sampling_probabilities`` + ``epsilon`` (DPIS-like):
-    each epoch, probabilities proportional to the clipped gradient norms (mean q), weights
-    q / p_i. Its accountant is a placeholder that reports the largest probability used, NOT
-    a privacy guarantee; it exists to test the hooks."""
-
-    name = "importance-sampling"
-
-    def __init__(self):
-        self.probs = self.weights = None
-        self.max_prob = 0.0
-
-    def on_epoch_start(self, ctx, epoch):
-        c = ctx.config.clip
-        norms = ctx.per_example_norms().clamp(max=c, min=1e-3 * c)
-        self.probs = (ctx.q * norms / norms.mean()).clamp(max=1.0).double()
-        self.weights = ctx.q / self.probs
-        self.max_prob = max(self.max_prob, float(self.probs.max()))
-
-    def sampling_probabilities(self, ctx):
-        return self.probs, self.weights
-
-    def epsilon(self, ctx, final):
-        return {"importance-sampling-test": {"max_prob": self.max_prob, "steps": ctx.step}}
-
-    def state_dict(self):
-        return {"max_prob": self.max_prob}
-
-    def load_state_dict(self, state):
-        self.max_prob = state["max_prob"]
-
-
-class NoiseSchedule(Plugin):
-    """Example of ``noise_multiplier`` + ``epsilon``: sigma_t from a function of the global
-    step; records the multipliers used (its ``epsilon`` is a test placeholder)."""
-
-    name = "noise-schedule"
-
-    def __init__(self, schedule: Callable[[int], float]):
-        self.schedule, self.used = schedule, []
-
-    def noise_multiplier(self, ctx):
-        return self.schedule(ctx.step)
-
-    def on_step_end(self, ctx, info):
-        self.used.append(info["noise_multiplier"])
-
-    def epsilon(self, ctx, final):
-        return {"noise-schedule-test": {"steps": len(self.used)}}
-
-    def state_dict(self):
-        return {"used": list(self.used)}
-
-    def load_state_dict(self, state):
-        self.used = list(state["used"])
-
-
-class AcceptIfLossDecreases(Plugin):
-    """Example of ``accept_step`` (SA-DPSGD-like, greedy): keep an update only if the test
-    loss does not increase; ``on_epoch_end`` adds nothing (the engine counts accepted steps)."""
-
-    name = "accept-if-loss-decreases"
-
-    def accept_step(self, ctx, old_params, new_params, evaluate):
-        return evaluate(new_params) <= evaluate(old_params)
-
-
-class Mixup(Plugin):
-    """Example of ``transform_batch`` (LP-MST trains on privatized labels with mixup): convex
-    combinations of the batch with a permutation of itself, lambda ~ Beta(alpha, alpha),
-    targets turned into probability rows over ``num_classes``."""
-
-    name = "mixup"
-
-    def __init__(self, alpha: float, num_classes: int):
-        self.alpha = validate.positive("alpha", alpha)
-        self.num_classes = validate.integer("num_classes", num_classes, minimum=2)
-
-    def transform_batch(self, ctx, inputs, targets, indices):
-        g = ctx.aux_gen
-        seed = int(torch.randint(2**62, (1,), generator=g))
-        lam = float(np.random.default_rng(seed).beta(self.alpha, self.alpha))
-        perm = torch.randperm(len(targets), generator=g).to(targets.device)
-        y = torch.nn.functional.one_hot(targets, self.num_classes).to(inputs[0].dtype) \
-            if not targets.is_floating_point() else targets
-        mixed = tuple(lam * x + (1 - lam) * x[perm] if x.is_floating_point() else x for x in inputs)
-        return mixed, lam * y + (1 - lam) * y[perm]
+        if any(overrides(p, h) for h in NEEDS_EVENT) and not overrides(p, "step_event"):
+            raise ValueError(f"plug-in {p.name!r} changes sampling or noise, so it must describe "
+                             "what each step releases (step_event hook)")

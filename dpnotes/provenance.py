@@ -1,0 +1,77 @@
+"""Where a record's numbers came from: the source tree, the device, the libraries.
+
+A run is made of one or more *segments* (a run killed and resumed has two): each segment
+records the commit it ran at, whether the tree had uncommitted changes, when it started,
+its wall time, its device and the library versions. Records of the ``paper`` profile may
+only be written from a clean tree (:func:`check_clean_for`); results files do not count as
+changes (they are data, not code).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import platform
+import subprocess
+from pathlib import Path
+
+# Paths whose changes do not affect what a run computes.
+DATA_PATHS = ("results/",)
+CLEAN_PROFILES = ("paper",)
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of the libraries a record's numbers depend on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {"python": platform.python_version()}
+    for name in ("dpnotes", "torch", "numpy", "scipy", "opacus", "dp-accounting", "prv-accountant"):
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            pass
+    return out
+
+
+def _git(args: list[str], cwd: Path) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+def source_state(path: Path | None = None) -> dict:
+    """``{"commit": sha or None, "dirty": bool, "changed": [paths]}`` of the checkout holding
+    the package (``commit`` is None outside git; changes under :data:`DATA_PATHS` ignored)."""
+    cwd = Path(path or Path(__file__).parent)
+    try:
+        commit = _git(["rev-parse", "HEAD"], cwd).strip()
+        status = _git(["status", "--porcelain", "--untracked-files=no"], cwd)
+    except (OSError, subprocess.CalledProcessError):
+        return {"commit": None, "dirty": True, "changed": ["(not a git checkout)"]}
+    changed = [line[3:] for line in status.splitlines() if line[3:] and not line[3:].startswith(DATA_PATHS)]
+    return {"commit": commit, "dirty": bool(changed), "changed": changed}
+
+
+def check_clean_for(profile: str, state: dict) -> None:
+    """Refuse to produce a ``paper``-profile record from a tree with uncommitted changes."""
+    if profile in CLEAN_PROFILES and state["dirty"]:
+        shown = ", ".join(state["changed"][:5]) + (" ..." if len(state["changed"]) > 5 else "")
+        raise RuntimeError(
+            f"profile {profile!r} records are written only from a clean git tree (commit first): "
+            f"uncommitted changes in {shown}")
+
+
+def device_name(device: str) -> str:
+    """A human-readable name of the device a segment ran on."""
+    import torch
+
+    if device.startswith("cuda"):
+        return f"cuda: {torch.cuda.get_device_name()}"
+    return f"cpu: {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def segment(state: dict, device: str, started: str, wall_s: float) -> dict:
+    """One segment of a run (see the module docstring)."""
+    return {"commit": state["commit"], "dirty": state["dirty"], "started": started,
+            "wall_s": round(wall_s, 3), "device": device_name(device), "versions": library_versions()}

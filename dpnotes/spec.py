@@ -1,0 +1,131 @@
+"""The fully resolved run spec: what a run record answers, and the id it is stored under.
+
+An experiments module describes a run by a small config dict (``paper``, ``profile``,
+``experiment``, ``seed``, ``model``, ``model_kwargs``, ``dataset``, ``subset``, ``method``,
+``method_config``, ``train``). :func:`resolve` fills in every default (the model factory's
+keyword defaults, the method config's, every :class:`~dpnotes.train.TrainConfig` field) and
+adds the version of each component whose behaviour affects the numbers: the engine
+(:data:`dpnotes.train.VERSION`), the method (``dpnotes.methods.<m>.VERSION``), the model
+(registered with the model) and the experiment's data pipeline (``DATA_VERSION`` of the
+experiments module). The run id hashes all of it, so changing a default, a model or a
+component version gives a new id: a stored record can never silently answer a run that
+would now compute something else. Bump a component's version whenever its behaviour changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+REQUIRED = ("paper", "profile", "experiment", "seed", "method")
+# TrainConfig fields that say where a run executes, not what it computes.
+PLACEMENT = ("device",)
+
+
+def _frozen(value):
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _frozen(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
+
+
+def _plain(value):
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """Everything that determines a run's numbers, every default filled in (immutable)."""
+
+    paper: str
+    profile: str
+    experiment: str
+    seed: int
+    method: str
+    method_config: Mapping
+    model: str | None
+    model_kwargs: Mapping
+    dataset: str | None
+    subset: Mapping
+    train: Mapping
+    components: Mapping
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            object.__setattr__(self, f.name, _frozen(getattr(self, f.name)))
+
+    def to_dict(self) -> dict:
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "RunSpec":
+        names = {f.name for f in dataclasses.fields(cls)}
+        if set(d) != names:
+            raise ValueError(f"a run spec has exactly the fields {sorted(names)}; "
+                             f"missing {sorted(names - set(d))}, unknown {sorted(set(d) - names)}")
+        return cls(**d)
+
+    @property
+    def id(self) -> str:
+        """16 hex digits of the sha256 of the canonical JSON of the whole spec."""
+        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
+def _train(config: Mapping) -> dict:
+    from dpnotes.train import TrainConfig
+
+    raw = dict(config.get("train") or {})
+    for key in ("accountants", "betas"):
+        if key in raw:
+            raw[key] = tuple(raw[key])
+    if "device" in raw:
+        raise ValueError("train must not set 'device' (where a run executes is not part of its spec)")
+    resolved = TrainConfig(**raw).to_dict()
+    for key in PLACEMENT:
+        resolved.pop(key)
+    return resolved
+
+
+def resolve(config: Mapping, module) -> RunSpec:
+    """The :class:`RunSpec` of ``config``, a config of the experiments module ``module`` (whose
+    ``DATA_VERSION`` and optional ``METHOD_VERSIONS``, for non-DP baselines it computes
+    itself, enter the components; see the module docstring)."""
+    from dpnotes import methods, models, train
+
+    missing = [k for k in REQUIRED if k not in config]
+    if missing:
+        raise ValueError(f"run config is missing {missing}")
+    known = set(REQUIRED) | {"method_config", "model", "model_kwargs", "dataset", "subset", "train"}
+    unknown = sorted(set(config) - known)
+    if unknown:
+        raise ValueError(f"run config has unknown keys {unknown}; allowed: {sorted(known)}")
+    method, model = config["method"], config.get("model")
+    components = {"engine": train.VERSION}
+    extra_methods = getattr(module, "METHOD_VERSIONS", {})
+    if method in extra_methods:  # non-DP baselines an experiment computes itself
+        method_config = dict(config.get("method_config") or {})
+        components[f"method:{method}"] = extra_methods[method]
+        model_kwargs, trained = dict(config.get("model_kwargs") or {}), {}
+    else:
+        m = methods.module(method)
+        method_config = m.resolve(config.get("method_config") or {})
+        components[f"method:{method}"] = m.VERSION
+        model_kwargs = models.resolved_kwargs(model, **(config.get("model_kwargs") or {}))
+        components[f"model:{model}"] = models.version(model)
+        trained = _train(config)
+    if config.get("dataset") is not None:
+        components[f"data:{config['dataset']}"] = module.DATA_VERSION
+    return RunSpec(paper=config["paper"], profile=config["profile"], experiment=config["experiment"],
+                   seed=config["seed"], method=method, method_config=method_config, model=model,
+                   model_kwargs=model_kwargs, dataset=config.get("dataset"),
+                   subset=dict(config.get("subset") or {}), train=trained, components=components)
