@@ -191,7 +191,7 @@ def test_experiments_module_contract(paper):
     registered = {c.id for c in claims.load(paper)}
     assert set(getattr(module, "NOT_RUN", {})) <= registered
     assert all(isinstance(r, str) and r for r in getattr(module, "NOT_RUN", {}).values())
-    assert {e.claim_id for e in module.evaluate([])} <= registered
+    assert {m.claim_id for m in module.measure([])} <= registered
 
 
 @pytest.mark.parametrize("paper", PLACEHOLDERS)
