@@ -64,7 +64,8 @@ def test_a_run_without_a_value_is_not_reproduced():
 
 @pytest.mark.parametrize("holds, verdict", [(True, "reproduced"), (False, "not_reproduced")])
 def test_statement_reproduced_iff_the_fact_holds(holds, verdict):
-    ev = verdicts.judge(claim(None, kind="statement"), measurement.statement(ID, holds, "gap 0.01", "gap <= 0.03"))
+    fact = measurement.statement(ID, holds, "gap 0.01", "gap <= 0.03")
+    ev = verdicts.judge(claim(None, kind="statement"), fact)
     assert (ev.verdict, ev.ours, ev.evidence, ev.detail) == (verdict, "gap 0.01", "computed", "gap <= 0.03")
     runs = measurement.statement(ID, holds, "gap 0.01", "gap <= 0.03", ["a", "b"])
     assert verdicts.judge(claim(None, kind="statement"), runs).evidence == ["a", "b"]

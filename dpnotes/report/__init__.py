@@ -1,4 +1,8 @@
-"""Paper-vs-ours tables: the claims registry joined with run records, with computed verdicts."""
+"""Paper-vs-ours tables: the claims registry joined with our measurements, with computed verdicts.
+
+:mod:`dpnotes.report.verdicts` decides every verdict; a paper's chapter may have its own
+tables and figures here too (:mod:`dpnotes.report.gdp`).
+"""
 
 from __future__ import annotations
 

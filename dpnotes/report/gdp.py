@@ -1,4 +1,5 @@
-"""The GDP chapter's tables and figures: the paper's next to ours.
+"""The GDP chapter's tables and figures: the paper's next to ours (presentation only: the
+values come from :mod:`dpnotes.experiments.gdp`, the verdicts from :mod:`dpnotes.report.verdicts`).
 
 Each ``*_frame`` returns a pandas DataFrame whose "paper" columns come from the claims
 registry and whose "ours" columns are computed (accounting) or read from run records
