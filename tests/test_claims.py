@@ -15,6 +15,7 @@ from importlib import resources
 import pytest
 
 from dpnotes import claims, experiments
+from dpnotes.experiments.measurement import Measurement
 from dpnotes.results import PROFILES
 
 PLACEHOLDERS = ("dplis", "dpis", "labeldp", "sadpsgd")
@@ -191,7 +192,9 @@ def test_experiments_module_contract(paper):
     registered = {c.id for c in claims.load(paper)}
     assert set(getattr(module, "NOT_RUN", {})) <= registered
     assert all(isinstance(r, str) and r for r in getattr(module, "NOT_RUN", {}).values())
-    assert {e.claim_id for e in module.evaluate([])} <= registered
+    measured = module.measure([])  # values, never verdicts (those are report.verdicts')
+    assert all(isinstance(m, Measurement) for m in measured)
+    assert {m.claim_id for m in measured} <= registered
 
 
 @pytest.mark.parametrize("paper", PLACEHOLDERS)

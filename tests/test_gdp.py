@@ -1,4 +1,4 @@
-"""The GDP chapter (dpnotes.experiments.gdp, gdp_report): claims, configs, runs, verdicts.
+"""The GDP chapter (dpnotes.experiments.gdp, dpnotes.report.gdp): claims, configs, runs, verdicts.
 
 Paper values are read from the claims registry, never typed in here.
 """
@@ -18,15 +18,23 @@ from hypothesis import strategies as st
 
 from dpnotes import claims
 from dpnotes.accounting.rdp import rdp_epsilon
-from dpnotes.experiments import gdp, gdp_data, gdp_report
-from dpnotes.report.verdicts import printed
-from dpnotes.results import PROFILES, Store, run_id
+from dpnotes.experiments import gdp, gdp_data
+from dpnotes.experiments.measurement import Measurement
+from dpnotes.report import gdp as gdp_report
+from dpnotes.report.verdicts import judge, printed
+from dpnotes.experiments import resolve
+from dpnotes.results import PROFILES, Store
 from dpnotes.train import TrainConfig
+
+
+def judged(records: list[dict]) -> dict:
+    """The verdicts on gdp's measurements from ``records``, by claim id."""
+    return {m.claim_id: judge(claims.get(m.claim_id), m) for m in gdp.measure(records)}
 
 
 @pytest.fixture(scope="module")
 def evidence():
-    return {e.claim_id: e for e in gdp.evaluate([])}
+    return judged([])
 
 
 # --------------------------------------------------------------------------------------
@@ -107,9 +115,11 @@ def test_table2_claims_have_no_paper_value_but_ours_is_shown(evidence):
     assert mu_poisson(q, more.sigma, (gdp.adult_epochs() + 1) * per_epoch) > claims.setting("gdp.table2.mu_budget")
 
 
-def test_evidence_only_for_registered_claims_and_once_each():
+def test_measurements_only_for_registered_claims_and_once_each():
     registered = {c.id for c in claims.load("gdp")}
-    answered = [e.claim_id for e in gdp.evaluate([])]
+    measured = gdp.measure([])
+    assert all(isinstance(m, Measurement) for m in measured)
+    answered = [m.claim_id for m in measured]
     assert len(answered) == len(set(answered))
     assert set(answered) <= registered
     # Every claim not answered has a stated reason.
@@ -147,7 +157,7 @@ def test_mechanism_eps_grow_with_epochs(sigma, e1, e2):
 @pytest.mark.parametrize("profile", PROFILES)
 def test_configs_are_complete_serialisable_and_unique(profile):
     cs = gdp.configs(profile)
-    assert len({run_id(c) for c in cs}) == len(cs)
+    assert len({resolve(c).id for c in cs}) == len(cs)
     for c in cs:
         json.dumps(c, allow_nan=False)
         assert c["paper"] == "gdp" and c["profile"] == profile
@@ -232,7 +242,8 @@ def test_invalid_inputs_raise_value_error():
 def _record(config: dict, accs: list[float], eps_key: str = "clt", eps_step: float = 0.5) -> dict:
     epochs = [{"epoch": i + 1, "test_acc": a / 100,
                "epsilon": {eps_key: {"epsilon": eps_step * (i + 1)}}} for i, a in enumerate(accs)]
-    return {"id": run_id(config), "config": config, "epochs": epochs,
+    spec = resolve(config)
+    return {"id": spec.id, "spec": spec.to_dict(), "epochs": epochs,
             "final": {"test_acc": accs[-1] / 100, "steps": 234 * len(accs)}}
 
 
@@ -243,22 +254,22 @@ def _config(profile: str, experiment: str, seed: int = 0) -> dict:
 def test_table1_accuracy_verdict_from_paper_records_only():
     claim = claims.get("gdp.table1.row1.accuracy")
     good = [_record(_config("paper", "table1.row1", s), [claim.number]) for s in (0, 1, 2)]
-    e = {x.claim_id: x for x in gdp.evaluate(good)}["gdp.table1.row1.accuracy"]
+    e = judged(good)["gdp.table1.row1.accuracy"]
     assert e.verdict == "reproduced" and e.ours == pytest.approx(claim.number)
     assert sorted(e.evidence) == sorted(r["id"] for r in good)
     bad = [_record(_config("paper", "table1.row1"), [claim.number - 2 * claim.tolerance])]
-    assert {x.claim_id: x for x in gdp.evaluate(bad)}[claim.id].verdict == "not_reproduced"
+    assert judged(bad)[claim.id].verdict == "not_reproduced"
 
 
 def test_quick_and_stale_records_are_never_compared():
     claim = claims.get("gdp.table1.row1.accuracy")
     quick = _record(_config("quick", "table1.row1"), [claim.number])
-    e = {x.claim_id: x for x in gdp.evaluate([quick])}[claim.id]
+    e = judged([quick])[claim.id]
     assert e.verdict == "not_run" and "paper-profile run missing" in e.evidence and "quick" in e.detail
     stale_config = copy.deepcopy(_config("paper", "table1.row1"))
     stale_config["train"]["lr"] *= 2
     stale = _record(stale_config, [claim.number])
-    e = {x.claim_id: x for x in gdp.evaluate([stale])}[claim.id]
+    e = judged([stale])[claim.id]
     assert e.verdict == "not_run"
 
 
@@ -267,7 +278,7 @@ def test_figure4_epochs_to_accuracy_and_accuracy_at_eps4():
     accs_ma = [90.0] * 22 + [95.0] * 10 + [96.0] * 31 + [97.0] * 7   # 23, 33, 64
     clt = _record(_config("paper", "figure4.bottom.clt"), accs_clt, "clt", 0.1)
     ma = _record(_config("paper", "figure4.bottom.ma"), accs_ma, "rdp-classic", 0.1)
-    ev = {x.claim_id: x for x in gdp.evaluate([clt, ma])}
+    ev = judged([clt, ma])
     for acc in ("clt", "ma"):
         for t in (95, 96, 97):
             e = ev[f"gdp.figure4.bottom.{acc}.epochs_to_{t}"]
@@ -277,8 +288,11 @@ def test_figure4_epochs_to_accuracy_and_accuracy_at_eps4():
     assert ev["gdp.figure4.bottom.clt.acc_at_eps4"].ours == accs_clt[39]
     assert ev["gdp.figure4.bottom.ma.acc_at_eps4"].ours == accs_ma[39]
     never = _record(_config("paper", "figure4.bottom.ma"), [90.0] * 70, "rdp-classic", 0.1)
-    e = {x.claim_id: x for x in gdp.evaluate([never])}["gdp.figure4.bottom.ma.epochs_to_95"]
+    e = judged([never])["gdp.figure4.bottom.ma.epochs_to_95"]
     assert e.verdict == "not_reproduced" and "never reached" in e.detail
+    # The experiments module states the fact (no value), the verdict comes from report.verdicts.
+    m = {m.claim_id: m for m in gdp.measure([never])}["gdp.figure4.bottom.ma.epochs_to_95"]
+    assert (m.kind, m.values, m.record_ids) == ("training", (None,), (never["id"],))
 
 
 # --------------------------------------------------------------------------------------
@@ -325,13 +339,13 @@ def test_smoke_profile_end_to_end(tmp_path):
     store = Store(tmp_path)
     records = run_paper("gdp", "smoke", store=store, progress=False)
     assert len(records) == len(gdp.configs("smoke"))
-    by = {r["config"]["experiment"]: r for r in records}
+    by = {r["spec"]["experiment"]: r for r in records}
     assert by["table1.row1"]["privacy"]["epsilon"]["clt"]["epsilon"] > 0
     assert not by["table3.nonprivate"]["privacy"]["private"]
     assert 0 < by["table4.private"]["final"]["test_rmse"] < 4
     assert by["table4.global_average"]["final"]["test_rmse"] > 0
     # Smoke records answer no training claim.
-    ev = {e.claim_id: e for e in gdp.evaluate(records)}
+    ev = judged(records)
     assert ev["gdp.table1.row1.accuracy"].verdict == "not_run"
     # Running again reads the stored records instead of training.
     again = run_paper("gdp", "smoke", store=store, progress=False, run_missing=False)

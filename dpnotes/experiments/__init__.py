@@ -18,9 +18,10 @@ Every module ``dpnotes.experiments.<paper>`` defines:
     Runs one resolved spec and returns ``{"epochs": [per-epoch metric dicts], "final": {...},
     "privacy": {"accountant": name, "epsilon": .., "delta": .., ...}}``.  The runner
     adds the rest of the run record (see :mod:`dpnotes.results`).
-``evaluate(records: list[dict]) -> list[dpnotes.report.Evidence]``
+``measure(records: list[dict]) -> list[dpnotes.experiments.measurement.Measurement]``
     Our value for each claim of the paper that the module can answer, computed from
-    run records (training claims) or directly (exact claims), with a verdict.
+    run records (training claims) or directly (exact claims), and the kind of rule that
+    judges it; never a verdict: :mod:`dpnotes.report.verdicts` alone decides those.
     Claims a module does not answer are reported as ``not_run`` with
     ``NOT_RUN.get(claim_id, NOT_RUN_DEFAULT)`` as the reason.
 """

@@ -1,7 +1,7 @@
 """Bu, Dong, Long, Su: Deep Learning with Gaussian Differential Privacy (HDSR 2020).
 
 The runs behind Tables 1-4 and Figure 4, and the accounting behind Tables 1-4, Figures 2-3
-and the Appendix A figure (see :mod:`dpnotes.experiments.gdp_report` for the chapter's tables
+and the Appendix A figure (see :mod:`dpnotes.report.gdp` for the chapter's tables
 and plots). Every paper number is read from the claims registry (``dpnotes/claims/gdp.toml``).
 
 Accounting as in the paper's code (REFERENCE.md, "Accounting"): Poisson subsampling at rate
@@ -35,9 +35,9 @@ from dpnotes.accounting.tradeoff import (
     gaussian_tradeoff,
     min_error_sum,
 )
-from dpnotes.experiments import gdp_data
+from dpnotes.experiments import gdp_data, measurement
 from dpnotes.experiments.gdp_data import ML_SUBSTITUTE
-from dpnotes.report.verdicts import Evidence, exact, training
+from dpnotes.experiments.measurement import Measurement
 from dpnotes.results import PROFILES
 
 TITLE = ("Z. Bu, J. Dong, Q. Long, W. J. Su. Deep Learning with Gaussian Differential Privacy. "
@@ -327,24 +327,24 @@ def _current(records: list[dict], profile: str) -> dict[str, list[dict]]:
     return out
 
 
-def _exact_claims() -> list[Evidence]:
+def _exact_claims() -> list[Measurement]:
     out = []
     for name in TABLE_MODELS:
         m = mechanism(name)
         for field, value in (("mu", m.mu), ("eps_clt", m.eps_clt), ("eps_ma", m.eps_ma)):
-            out.append(exact(claims.get(f"gdp.{name}.{field}"), value))
+            out.append(measurement.exact(f"gdp.{name}.{field}", value))
     for part in ("top", "bottom"):
-        out.append(exact(claims.get(f"gdp.figure4.{part}.eps"), mechanism(f"figure4.{part}.ma").eps_ma))
-        out.append(exact(claims.get(f"gdp.figure4.{part}.mu"), mechanism(f"figure4.{part}.clt").mu))
-        out.append(exact(claims.get(f"gdp.figure4.{part}.sigma_clt"), figure4_sigma_clt(part)))
+        out.append(measurement.exact(f"gdp.figure4.{part}.eps", mechanism(f"figure4.{part}.ma").eps_ma))
+        out.append(measurement.exact(f"gdp.figure4.{part}.mu", mechanism(f"figure4.{part}.clt").mu))
+        out.append(measurement.exact(f"gdp.figure4.{part}.sigma_clt", figure4_sigma_clt(part)))
     for acc, value in min_errors(mechanism("table1.row2")).items():
-        out.append(exact(claims.get(f"gdp.figure3.row2.min_error_{acc}"), 100 * value))
+        out.append(measurement.exact(f"gdp.figure3.row2.min_error_{acc}", 100 * value))
     # Section 4.1 computes e^eps from the eps printed in Table 1, row 3.
     row3 = mechanism("table1.row3")
     for acc, eps in (("ma", row3.eps_ma), ("clt", row3.eps_clt)):
         printed = round(eps, claims.get(f"gdp.table1.row3.eps_{acc}").decimals)
-        out.append(exact(claims.get(f"gdp.section4.likelihood_ratio_{acc}"), math.exp(printed),
-                         f"exp({printed}) from our Table 1 row 3"))
+        out.append(measurement.exact(f"gdp.section4.likelihood_ratio_{acc}", math.exp(printed),
+                                     f"exp({printed}) from our Table 1 row 3"))
     return out
 
 
@@ -354,10 +354,6 @@ def min_errors(m: Mechanism, mu: float | None = None) -> dict[str, float]:
     a = ALPHA_FINE
     return {"clt": min_error_sum(a, gaussian_tradeoff(m.mu if mu is None else mu, a)),
             "ma": min_error_sum(a, epsdelta_tradeoff(m.eps_ma, m.delta, a))}
-
-
-def _statement(claim_id: str, holds: bool, ours: str, rule: str) -> Evidence:
-    return Evidence(claim_id, "reproduced" if holds else "not_reproduced", ours, "computed", rule)
 
 
 FIGURE2_EPOCHS = np.r_[1:10, 10:101:5]
@@ -388,47 +384,56 @@ def appendix_a_curves() -> dict[str, np.ndarray]:
             "numeric_full": composed_subsampled_gaussian_tradeoff(row2.q, row2.sigma, row2.steps, ALPHA)}
 
 
-def _statement_claims() -> list[Evidence]:
+def _statement_claims() -> list[Measurement]:
     curves = figure2_curves()
     worst = max(float((clt - ma).max()) for clt, ma in curves.values())
-    out = [_statement("gdp.figure2.clt_below_ma", worst < 0, f"max eps_CLT - eps_MA = {worst:.3f}",
-                      "eps_CLT < eps_MA at every Table 1 sigma, epochs 1-9 and 10-100 in steps of 5")]
+    out = [measurement.statement(
+        "gdp.figure2.clt_below_ma", worst < 0, f"max eps_CLT - eps_MA = {worst:.3f}",
+        "eps_CLT < eps_MA at every Table 1 sigma, epochs 1-9 and 10-100 in steps of 5")]
     a = appendix_a_curves()
     gap = float(np.abs(a["numeric"] - a["clt"]).max())
-    out.append(_statement("gdp.appendixA.clt_close", gap <= 0.03, f"max |f - G_mu| = {gap:.4f}",
-                          "largest vertical gap <= 0.03"))
+    out.append(measurement.statement("gdp.appendixA.clt_close", gap <= 0.03,
+                                     f"max |f - G_mu| = {gap:.4f}", "largest vertical gap <= 0.03"))
     ma, clt = mechanism("figure4.top.ma"), mechanism("figure4.top.clt")
     budget_epoch = _s("figure4.top.epochs")
     steps = np.arange(1, int(budget_epoch)) * ma.steps / budget_epoch  # after epochs 1..19
     eps_ma = ma_epsilons(ma.q, ma.sigma, steps, ma.delta)
     eps_clt = [epsilon_from_mu(mu_poisson(clt.q, clt.sigma, t), clt.delta) for t in steps]
     margin = float(min(np.array(eps_ma) - np.array(eps_clt)))
-    out.append(_statement("gdp.figure4.top.clt_less_eps_before_20", margin > 0,
-                          f"min eps_MA - eps_CLT = {margin:.3f}",
-                          "eps_CLT(sigma~) < eps_MA(sigma) at every epoch before the 20th"))
+    out.append(measurement.statement("gdp.figure4.top.clt_less_eps_before_20", margin > 0,
+                                     f"min eps_MA - eps_CLT = {margin:.3f}",
+                                     "eps_CLT(sigma~) < eps_MA(sigma) at every epoch before the 20th"))
     return out
 
 
-def _acc(record: dict, epoch: dict | None = None) -> float:
+def accuracy(record: dict, epoch: dict | None = None) -> float:
+    """Test accuracy in percent of a run record, at its end or at one of its ``epoch`` entries."""
     return 100 * (epoch or record["final"])["test_acc"]
 
 
-def _scaled_down(claim_id: str, quick: list[dict], describe) -> Evidence:
-    """A training claim without a paper-profile record; quick runs are shown, not compared."""
+def _scaled_down(claim_id: str, quick: list[dict], describe) -> Measurement:
+    """A training claim without a paper-profile record; quick runs are described, never compared."""
     if not quick:
-        return Evidence(claim_id, "not_run", None, "no run record")
-    return Evidence(claim_id, "not_run", None, "paper-profile run missing",
-                    f"scaled-down quick run: {describe(quick)} (not comparable)")
+        return measurement.missing(claim_id, "no run record")
+    return measurement.missing(claim_id, "paper-profile run missing",
+                               f"scaled-down quick run: {describe(quick)} (not comparable)")
 
 
-def _training_claim(claim_id: str, paper: list[dict], quick: list[dict], value, describe) -> Evidence:
+def _training_claim(claim_id: str, paper: list[dict], quick: list[dict], value, describe,
+                    why_none: str | None = None) -> Measurement:
+    """``value(record)`` of each paper-profile record; ``None`` where a run never produced one,
+    and then ``why_none`` (formatted with their number ``n``) says why. Without paper-profile
+    records: the scaled-down ``quick`` ones, described by ``describe``."""
     if not paper:
         return _scaled_down(claim_id, quick, describe)
-    return training(claims.get(claim_id), [value(r) for r in paper], [r["id"] for r in paper])
+    values = [value(r) for r in paper]
+    n = values.count(None)
+    return measurement.training(claim_id, values, [r["id"] for r in paper],
+                                why_none.format(n=n) if n and why_none else None)
 
 
 def _first_epoch(record: dict, threshold: float) -> float | None:
-    return next((e["epoch"] for e in record["epochs"] if _acc(record, e) >= threshold), None)
+    return next((e["epoch"] for e in record["epochs"] if accuracy(record, e) >= threshold), None)
 
 
 EPS_KEY = {"ma": "rdp-classic", "clt": "clt"}  # the accountant each Figure 4 run is read with
@@ -436,31 +441,24 @@ EPS_KEY = {"ma": "rdp-classic", "clt": "clt"}  # the accountant each Figure 4 ru
 
 def _acc_at_eps(record: dict, acc: str, budget: float) -> float | None:
     within = [e for e in record["epochs"] if e["epsilon"][EPS_KEY[acc]]["epsilon"] <= budget]
-    return _acc(record, within[-1]) if within else None
+    return accuracy(record, within[-1]) if within else None
 
 
-def _figure4_claims(paper: dict, quick: dict) -> list[Evidence]:
+def _figure4_claims(paper: dict, quick: dict) -> list[Measurement]:
     out = []
     for acc in ("ma", "clt"):
         runs, qruns = paper.get(f"figure4.bottom.{acc}", []), quick.get(f"figure4.bottom.{acc}", [])
         for target in (95, 96, 97):
-            cid = f"gdp.figure4.bottom.{acc}.epochs_to_{target}"
-            reached = [r for r in runs if _first_epoch(r, target) is not None]
-            if runs and len(reached) < len(runs):
-                out.append(Evidence(cid, "not_reproduced", None, [r["id"] for r in runs],
-                                    f"{len(runs) - len(reached)} run(s) never reached {target}%"))
-                continue
             out.append(_training_claim(
-                cid, runs, qruns, lambda r, t=target: _first_epoch(r, t),
-                lambda rs: f"best {max(_acc(r, e) for r in rs for e in r['epochs']):.1f}% in "
-                           f"{rs[0]['spec']['train']['epochs']} short epoch(s)"))
-        cid = f"gdp.figure4.bottom.{acc}.acc_at_eps4"
-        if runs and any(_acc_at_eps(r, acc, 4.0) is None for r in runs):
-            out.append(Evidence(cid, "not_reproduced", None, [r["id"] for r in runs],
-                                "eps exceeds 4 after the first epoch"))
-        else:
-            out.append(_training_claim(cid, runs, qruns, lambda r, a=acc: _acc_at_eps(r, a, 4.0),
-                                       lambda rs: f"{_acc(rs[0]):.1f}% at the end"))
+                f"gdp.figure4.bottom.{acc}.epochs_to_{target}", runs, qruns,
+                lambda r, t=target: _first_epoch(r, t),
+                lambda rs: f"best {max(accuracy(r, e) for r in rs for e in r['epochs']):.1f}% in "
+                           f"{rs[0]['spec']['train']['epochs']} short epoch(s)",
+                f"{{n}} run(s) never reached {target}%"))
+        out.append(_training_claim(f"gdp.figure4.bottom.{acc}.acc_at_eps4", runs, qruns,
+                                   lambda r, a=acc: _acc_at_eps(r, a, 4.0),
+                                   lambda rs: f"{accuracy(rs[0]):.1f}% at the end",
+                                   "eps exceeds 4 after the first epoch"))
     out.append(_compare_runs("gdp.figure4.bottom.clt_faster", paper, "bottom", _faster,
                              "the CLT run reaches 95/96/97% in fewer epochs (seed means)"))
     out.append(_compare_runs("gdp.figure4.top.clt_more_accurate", paper, "top", _more_accurate,
@@ -480,33 +478,33 @@ def _faster(ma: list[dict], clt: list[dict]) -> tuple[bool, str]:
 
 def _more_accurate(ma: list[dict], clt: list[dict]) -> tuple[bool, str]:
     def curve(runs):
-        return np.mean([[_acc(r, e) for e in r["epochs"]] for r in runs], axis=0)
+        return np.mean([[accuracy(r, e) for e in r["epochs"]] for r in runs], axis=0)
 
     share = float((curve(clt) > curve(ma)).mean())
     return share >= 0.8, f"CLT more accurate at {100 * share:.0f}% of epochs"
 
 
-def _compare_runs(claim_id: str, paper: dict, part: str, compare, rule: str) -> Evidence:
+def _compare_runs(claim_id: str, paper: dict, part: str, compare, rule: str) -> Measurement:
     ma, clt = paper.get(f"figure4.{part}.ma", []), paper.get(f"figure4.{part}.clt", [])
     if not (ma and clt):
-        return Evidence(claim_id, "not_run", None, "paper-profile runs missing")
+        return measurement.missing(claim_id, "paper-profile runs missing")
     holds, text = compare(ma, clt)
-    return Evidence(claim_id, "reproduced" if holds else "not_reproduced", text,
-                    [r["id"] for r in ma + clt], rule)
+    return measurement.statement(claim_id, holds, text, rule, [r["id"] for r in ma + clt])
 
 
 def _final_acc_text(rs: list[dict]) -> str:
-    return f"{np.mean([_acc(r) for r in rs]):.1f}% after {rs[0]['final']['steps']} steps"
+    return f"{np.mean([accuracy(r) for r in rs]):.1f}% after {rs[0]['final']['steps']} steps"
 
 
-def evaluate(records: list[dict]) -> list[Evidence]:
-    """Evidence for every GDP claim we answer: the accounting claims computed directly,
-    training claims from paper-profile records of the current configs only."""
+def measure(records: list[dict]) -> list[Measurement]:
+    """Our value for every GDP claim we answer (verdicts: :mod:`dpnotes.report.verdicts`): the
+    accounting claims computed directly, training claims from paper-profile records of the
+    current configs only."""
     paper, quick = _current(records, "paper"), _current(records, "quick")
     out = _exact_claims() + _statement_claims()
     trained = [f"table1.row{i}" for i in range(1, 7)] + ["table2.private", "table3.private",
                                                          "table3.nonprivate"]
     for name in trained:
         out.append(_training_claim(f"gdp.{name}.accuracy", paper.get(name, []),
-                                   quick.get(name, []), _acc, _final_acc_text))
+                                   quick.get(name, []), accuracy, _final_acc_text))
     return out + _figure4_claims(paper, quick)

@@ -4,7 +4,7 @@ B. Ghazi, N. Golowich, R. Kumar, P. Manurangsi, C. Zhang. Deep Learning with Lab
 NeurIPS 2021.
 
 No reproduction is implemented yet: :func:`configs` returns no runs for any profile,
-:func:`execute` refuses, and :func:`evaluate` answers no claim, so every claim of the paper
+:func:`execute` refuses, and :func:`measure` answers no claim, so every claim of the paper
 is reported as not run, with the reason in :data:`NOT_RUN` where one is known (data that
 is not available offline, values the extracted paper text lost,
 baselines the paper quotes from other papers).
@@ -13,7 +13,7 @@ baselines the paper quotes from other papers).
 from __future__ import annotations
 
 from dpnotes.experiments.placeholder import (  # noqa: F401  (the module contract)
-    NOT_RUN_DEFAULT, configs, evaluate, not_run_reasons, unimplemented)
+    NOT_RUN_DEFAULT, configs, measure, not_run_reasons, unimplemented)
 
 TITLE = (
     "B. Ghazi, N. Golowich, R. Kumar, P. Manurangsi, C. Zhang. "

@@ -1,6 +1,6 @@
 """What the experiments module of a paper without a reproduction shares with the others.
 
-Such a module runs nothing: :func:`configs` returns no runs, :func:`evaluate` answers no
+Such a module runs nothing: :func:`configs` returns no runs, :func:`measure` answers no
 claim, and its ``execute`` (made by :func:`unimplemented`) refuses.  Every claim of the paper
 is then reported ``not_run``, with the reason from :func:`not_run_reasons` where a specific
 one is known.
@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dpnotes import claims, validate
+from dpnotes.experiments.measurement import Measurement
 from dpnotes.results import PROFILES
 
 NOT_RUN_DEFAULT = "no reproduction implemented yet"
@@ -44,8 +45,8 @@ def configs(profile: str) -> list[dict]:
     return []
 
 
-def evaluate(records: list[dict]) -> list:
-    """Evidence for the claims this module answers: none yet."""
+def measure(records: list[dict]) -> list[Measurement]:
+    """Measurements of the claims this module answers: none yet."""
     return []
 
 

@@ -11,7 +11,7 @@ of the paper is reported as not run, with the reason in :data:`NOT_RUN` where on
 from __future__ import annotations
 
 from dpnotes.experiments.placeholder import (  # noqa: F401  (the module contract)
-    NOT_RUN_DEFAULT, configs, evaluate, not_run_reasons, unimplemented)
+    NOT_RUN_DEFAULT, configs, measure, not_run_reasons, unimplemented)
 
 TITLE = (
     "J. Fu, Z. Chen, X. Ling. "

@@ -1,29 +1,33 @@
-"""Paper-vs-ours tables: the claims registry joined with run records, with computed verdicts."""
+"""Paper-vs-ours tables: the claims registry joined with our measurements, with computed verdicts.
+
+:mod:`dpnotes.report.verdicts` decides every verdict; a paper's chapter may have its own
+tables and figures here too (:mod:`dpnotes.report.gdp`).
+"""
 
 from __future__ import annotations
 
 from dpnotes import claims as claims_registry
 from dpnotes import experiments
 from dpnotes.claims import PAPERS
-from dpnotes.report.verdicts import VERDICTS, Evidence, exact, printed, training
+from dpnotes.experiments.measurement import missing
+from dpnotes.report.verdicts import VERDICTS, Evidence, judge
 from dpnotes.results import Store
 
-__all__ = ["VERDICTS", "Evidence", "exact", "printed", "training", "scoreboard",
-           "scoreboard_frame", "paper_table", "summary"]
+__all__ = ["VERDICTS", "Evidence", "judge", "scoreboard", "scoreboard_frame", "paper_table", "summary"]
 
 
 def _rows(paper: str, store: Store) -> list[dict]:
     module = experiments.module(paper)
     records = list(store.records(paper))
-    answered = {e.claim_id: e for e in module.evaluate(records)}
-    unknown = set(answered) - {c.id for c in claims_registry.load(paper)}
+    measured = {m.claim_id: m for m in module.measure(records)}
+    unknown = set(measured) - {c.id for c in claims_registry.load(paper)}
     if unknown:
         raise ValueError(f"experiments.{paper} answers unregistered claims: {sorted(unknown)}")
     reasons = getattr(module, "NOT_RUN", {})
     default = getattr(module, "NOT_RUN_DEFAULT", "no reproduction yet")
     rows = []
     for claim in claims_registry.load(paper):
-        ev = answered.get(claim.id) or Evidence(claim.id, "not_run", None, reasons.get(claim.id, default))
+        ev = judge(claim, measured.get(claim.id) or missing(claim.id, reasons.get(claim.id, default)))
         rows.append({
             "id": claim.id, "paper": paper, "kind": claim.kind, "source": claim.source,
             "paper_value": claim.value, "unit": claim.unit, "ours": ev.ours,

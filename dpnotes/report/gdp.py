@@ -1,4 +1,5 @@
-"""The GDP chapter's tables and figures: the paper's next to ours.
+"""The GDP chapter's tables and figures: the paper's next to ours (presentation only: the
+values come from :mod:`dpnotes.experiments.gdp`, the verdicts from :mod:`dpnotes.report.verdicts`).
 
 Each ``*_frame`` returns a pandas DataFrame whose "paper" columns come from the claims
 registry and whose "ours" columns are computed (accounting) or read from run records
@@ -37,7 +38,7 @@ def _mean(values: list[float]) -> str:
 
 
 def _acc(runs: list[dict]) -> str:
-    return _mean([gdp._acc(r) for r in runs])
+    return _mean([gdp.accuracy(r) for r in runs])
 
 
 def _scaled(runs: list[dict]) -> str:
@@ -235,7 +236,7 @@ def figure4(axes, records: list[dict], profile: str = "quick") -> str:
             if runs:
                 used.append(f"{name}: {source}")
                 epochs = [e["epoch"] for e in runs[0]["epochs"]]
-                acc_curve = np.mean([[gdp._acc(r, e) for e in r["epochs"]] for r in runs], axis=0)
+                acc_curve = np.mean([[gdp.accuracy(r, e) for e in r["epochs"]] for r in runs], axis=0)
                 axes[row, 0].plot(epochs, acc_curve, ls=style, label=f"{label} ({source})")
             per_epoch = m.steps / claims.setting(f"gdp.figure4.{part}.epochs")
             grid = np.arange(1, claims.setting(f"gdp.figure4.{part}.epochs") + 1)

@@ -1,0 +1,79 @@
+"""Measurements: what an experiments module reports for a claim of its paper, a value, never a verdict.
+
+An experiments module computes (accounting) or reads from run records (training) our
+value for a claim and says how that value must be judged, by its ``kind``; the verdict
+itself is decided by :mod:`dpnotes.report.verdicts` alone.
+
+Why here, in the experiments layer: a measurement is the output of the experiments-module
+contract (see :mod:`dpnotes.experiments`); the report layer above reads it, and nothing
+below experiments (claims, accounting, train, results) produces or needs one. Keeping it
+out of the report layer is what lets experiments modules stop importing ``dpnotes.report``.
+
+Kinds:
+
+``exact``       one computed value (``values == (value,)``), judged to the paper's
+                printed digits; ``basis`` says how it was computed.
+``training``    one value per run record (``values``, ``record_ids`` aligned), e.g. an
+                accuracy per seed. ``None`` is a fact about a run: it never produced the
+                value (never reached 97%, spent eps 4 within its first epoch); ``detail``
+                then says so in words.
+``statement``   a computed fact about the paper's qualitative sentence:
+                ``values == (holds,)``, ``detail`` the numbers it rests on and ``rule``
+                the test it applies; ``record_ids`` the runs compared, if any.
+``missing``     no value: ``basis`` says why (e.g. "paper-profile run missing") and
+                ``detail`` may describe what exists instead (a scaled-down quick run,
+                never compared with the paper).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+KINDS = ("exact", "training", "statement", "missing")
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Our value for one claim and how it must be judged (see the module docstring)."""
+
+    claim_id: str
+    kind: str
+    values: tuple = ()
+    record_ids: tuple[str, ...] = ()
+    detail: str | None = None
+    rule: str | None = None
+    basis: str = "computed"  # what the value rests on when no run record does; "missing": why none
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
+        if self.kind == "training" and len(self.values) != len(self.record_ids):
+            raise ValueError(f"{self.claim_id}: training values and record_ids must align, got "
+                             f"{len(self.values)} values and {len(self.record_ids)} record ids")
+        if self.kind == "exact" and len(self.values) != 1:
+            raise ValueError(f"{self.claim_id}: an exact measurement holds one value, got {self.values!r}")
+        if self.kind == "statement" and (len(self.values) != 1 or not isinstance(self.values[0], bool)
+                                         or not self.rule):
+            raise ValueError(f"{self.claim_id}: a statement holds one bool and its rule")
+        if self.kind == "missing" and self.values:
+            raise ValueError(f"{self.claim_id}: a missing measurement holds no value")
+
+
+def exact(claim_id: str, value: float, basis: str = "computed") -> Measurement:
+    """One computed value, e.g. an epsilon from the paper's settings."""
+    return Measurement(claim_id, "exact", (value,), basis=basis)
+
+
+def training(claim_id: str, values, record_ids, detail: str | None = None) -> Measurement:
+    """One value per run record (``None``: the run never produced it; ``detail`` says why)."""
+    return Measurement(claim_id, "training", tuple(values), tuple(record_ids), detail)
+
+
+def statement(claim_id: str, holds: bool, detail: str, rule: str, record_ids=()) -> Measurement:
+    """Whether a computed fact holds, the numbers behind it and the rule it tests."""
+    return Measurement(claim_id, "statement", (bool(holds),), tuple(record_ids), detail, rule)
+
+
+def missing(claim_id: str, why: str, detail: str | None = None) -> Measurement:
+    """No value for the claim, and why (``detail``: what exists instead, not comparable)."""
+    return Measurement(claim_id, "missing", detail=detail, basis=why)
