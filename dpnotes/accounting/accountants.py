@@ -1,4 +1,8 @@
-"""One entry point to every accountant of the Poisson-subsampled Gaussian (DP-SGD).
+"""eps of a DP-SGD run (Poisson-subsampled Gaussian) under the registry's accountants.
+
+:func:`epsilon` builds ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)),
+steps)`` and prices it with :func:`dpnotes.accounting.registry.price`. ``"all"`` means
+:data:`ACCOUNTANTS`, the four DP-SGD accountants:
 
 * ``rdp``: RDP with the improved conversion (Balle et al. 2020) and opacus's orders;
 * ``rdp-classic``: RDP with the classic conversion (Mironov 2017) and TF Privacy's
@@ -7,25 +11,34 @@
   approximation that can under-estimate eps;
 * ``prv``: the tight numerical PRV accountant (Gopi et al. 2021), with bounds; slow
   (0.05-15 s per call).
+
+Every other registered accountant that prices the event (:data:`SGM_ACCOUNTANTS`: ``pld``,
+``dpis``, ``sadpsgd-accepted-only``) can be named too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 from dpnotes import validate
-from dpnotes.accounting.gdp import epsilon_from_mu, mu_poisson
-from dpnotes.accounting.prv import prv_epsilon
-from dpnotes.accounting.rdp import _check_sgm, rdp_epsilon, resolve_orders
+from dpnotes.accounting.rdp import _check_sgm, resolve_orders
+from dpnotes.accounting import registry
+from dpnotes.accounting.registry import ACCOUNTANT_NAMES, RdpAccountant
+from dpnotes.ledger import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
 
-ACCOUNTANTS = ("rdp", "rdp-classic", "clt", "prv")
-DEFAULT_ORDERS = {"rdp": "opacus", "rdp-classic": "tf-tutorial"}
-CONVERSION = {"rdp": "improved", "rdp-classic": "classic"}
+ACCOUNTANTS = ("rdp", "rdp-classic", "clt", "prv")  # what "all" means
+_STEP = PoissonSampledDpEvent(0.5, GaussianDpEvent(1.0))
+SGM_ACCOUNTANTS = tuple(name for name in ACCOUNTANT_NAMES if registry.accountant(name).supports(_STEP))
+_RDP = {name: registry.accountant(name) for name in SGM_ACCOUNTANTS
+        if isinstance(registry.accountant(name), RdpAccountant)}
+DEFAULT_ORDERS = {name: acc.orders for name, acc in _RDP.items()}
+CONVERSION = {name: acc.conversion for name, acc in _RDP.items()}
 
 
 def accountant_names(accountant: str) -> tuple[str, ...]:
-    """The accountants selected by ``accountant`` (one name, or ``"all"``)."""
-    validate.choice("accountant", accountant, ACCOUNTANTS + ("all",))
+    """The accountants selected by ``accountant`` (one of :data:`SGM_ACCOUNTANTS`, or ``"all"``)."""
+    validate.choice("accountant", accountant, SGM_ACCOUNTANTS + ("all",))
     return ACCOUNTANTS if accountant == "all" else (accountant,)
 
 
@@ -41,27 +54,20 @@ def epsilon(
 
     ``{"clt": {"mu", "epsilon"}, "rdp-classic": {"epsilon", "order"},
     "rdp": {"epsilon", "order"}, "prv": {"epsilon", "lower", "upper"}}``, restricted to
-    ``accountant`` unless it is ``"all"``. ``orders`` replaces the RDP order list of both
-    RDP accountants (default: :data:`DEFAULT_ORDERS`). ``steps`` may be fractional
-    (``epochs * n / B``); the PRV accountant rounds it up.
+    ``accountant`` unless it is ``"all"``. ``orders`` replaces the RDP order list of every
+    RDP accountant (default: :data:`DEFAULT_ORDERS`). ``steps`` may be
+    fractional (``epochs * n / B``); the PRV and PLD accountants round it up.
     """
     names = accountant_names(accountant)
     q, sigma, steps = _check_sgm(q, sigma, steps)
     delta = validate.probability("delta", delta, high_open=True)
     if orders is not None:
-        orders = resolve_orders(orders)
+        orders = tuple(resolve_orders(orders))
+    event = SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps)
     out: dict[str, dict[str, float]] = {}
     for name in names:
-        if name in CONVERSION:
-            eps, order = rdp_epsilon(
-                q, sigma, steps, delta,
-                orders=DEFAULT_ORDERS[name] if orders is None else orders,
-                conversion=CONVERSION[name],
-            )
-            out[name] = {"epsilon": eps, "order": order}
-        elif name == "clt":
-            mu = mu_poisson(q, sigma, steps)
-            out[name] = {"mu": mu, "epsilon": epsilon_from_mu(mu, delta)}
-        else:
-            out[name] = prv_epsilon(q, sigma, steps, delta)._asdict()
+        acc = registry.accountant(name)
+        if orders is not None and isinstance(acc, RdpAccountant):
+            acc = dataclasses.replace(acc, orders=orders)
+        out[name] = acc.price(event, delta)
     return out

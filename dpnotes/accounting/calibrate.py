@@ -14,9 +14,9 @@ import numpy as np
 from scipy import optimize
 
 from dpnotes import validate
-from dpnotes.accounting.accountants import CONVERSION, DEFAULT_ORDERS, accountant_names
+from dpnotes.accounting.accountants import CONVERSION, DEFAULT_ORDERS, accountant_names, epsilon
 from dpnotes.accounting.gdp import epsilon_from_mu, mu_from_epsilon, mu_poisson
-from dpnotes.accounting.prv import prv_epsilon
+from dpnotes.accounting.registry import accountant as registered
 from dpnotes.accounting.rdp import _epsilons, resolve_orders, subsampled_gaussian_rdp, rdp_to_epsilon
 from dpnotes.accounting.tradeoff import integer_steps
 
@@ -27,6 +27,11 @@ def _one(accountant: str) -> str:
     if accountant == "all":
         raise ValueError("accountant must name one accountant, not 'all'")
     return accountant_names(accountant)[0]
+
+
+def _guaranteed_eps(accountant: str, q: float, sigma: float, steps: float, delta: float) -> float:
+    """The eps an accountant guarantees (``upper`` for ``prv``), priced through the registry."""
+    return epsilon(q, sigma, steps, delta, accountant)[accountant][registered(accountant).epsilon_key]
 
 
 def _orders(accountant: str, orders) -> np.ndarray:
@@ -87,9 +92,10 @@ def noise_multiplier(
 ) -> float:
     """The smallest noise multiplier sigma (to relative ``tol``) with eps(sigma) <= target.
 
-    ``accountant`` is one of ``rdp``, ``rdp-classic``, ``clt``, ``prv`` (for ``prv`` the
-    UPPER bound of eps is calibrated; each evaluation takes up to seconds, so use a
-    coarse ``tol`` such as 1e-3). ``orders`` replaces the default RDP order list.
+    ``accountant`` names one accountant of :data:`~dpnotes.accounting.accountants.SGM_ACCOUNTANTS`
+    (``rdp``, ``rdp-classic``, ``clt``, ``prv``, ``pld``, ...). For ``prv`` the UPPER bound
+    of eps is calibrated; ``prv`` and ``pld`` take up to seconds per evaluation, so use a
+    coarse ``tol`` such as 1e-3. ``orders`` replaces the default RDP order list.
     """
     accountant = _one(accountant)
     target = validate.positive("target_epsilon", target_epsilon)
@@ -108,7 +114,7 @@ def noise_multiplier(
         sigma = 1 / math.sqrt(math.log1p((mu / q) ** 2 / steps))
         eps_of = lambda s: epsilon_from_mu(q * math.sqrt(steps * math.expm1(s**-2)), delta)  # noqa: E731
     else:
-        eps_of = lambda s: prv_epsilon(q, s, steps, delta).upper  # noqa: E731
+        eps_of = lambda s: _guaranteed_eps(accountant, q, s, steps, delta)  # noqa: E731
         sigma = _solve_log_sigma(eps_of, target, tol)
     while eps_of(sigma) > target:  # the root finder may stop just below the root
         sigma *= 1 + tol
@@ -128,7 +134,7 @@ def max_steps(
 
     RDP: RDP is linear in T, so T = floor(max_a (target - c_a) / rdp_1(a)) with c_a the
     conversion's delta term. CLT: closed form. Both are checked at T + 1 against float
-    rounding. PRV: bisection on the upper bound.
+    rounding. Others (PRV: its upper bound; PLD): bisection.
     Divide by n / B for epochs.
     """
     accountant = _one(accountant)
@@ -149,11 +155,11 @@ def max_steps(
     elif accountant == "clt":
         t = int(math.floor((mu_from_epsilon(target, delta) / q) ** 2 / math.expm1(sigma**-2)))
         eps_at = lambda n: epsilon_from_mu(mu_poisson(q, sigma, n), delta)  # noqa: E731
-    if accountant != "prv":  # the closed forms may lose the last step to rounding
+    if accountant in CONVERSION or accountant == "clt":  # the closed forms may lose the last step to rounding
         while eps_at(t + 1) <= target:
             t += 1
         return t
-    within = lambda t: prv_epsilon(q, sigma, t, delta).upper <= target  # noqa: E731
+    within = lambda t: _guaranteed_eps(accountant, q, sigma, t, delta) <= target  # noqa: E731
     if not within(1):
         return 0
     lo, hi = 1, 2

@@ -8,6 +8,7 @@ computed here by the authors' library ``prv_accountant``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from prv_accountant import PoissonSubsampledGaussianMechanism, PRVAccountant
@@ -34,16 +35,29 @@ def prv_epsilon(
     ``delta / 1000`` (as opacus). Fractional ``steps`` are rounded up (the PRV composes
     whole steps), which can only increase eps. Report ``upper`` when a guarantee is needed.
     """
-    q, sigma, _ = _check_sgm(q, sigma, steps)
+    return prv_compose([(q, sigma, steps)], delta, eps_error=eps_error)
+
+
+def prv_compose(
+    mechanisms: Sequence[tuple[float, float, float]], delta: float, *, eps_error: float = 0.01
+) -> PRVEpsilon:
+    """eps of a heterogeneous composition: ``steps`` Poisson-subsampled Gaussian steps with
+    sampling rate ``q`` and noise multiplier ``sigma`` for each ``(q, sigma, steps)``
+    (q = 1 is the plain Gaussian mechanism). Gopi et al. 2021, Section 5: the PRVs are
+    discretised on one grid and composed together; errors and rounding as :func:`prv_epsilon`.
+    """
+    if not mechanisms:
+        raise ValueError("mechanisms must not be empty")
     delta = validate.probability("delta", delta, high_open=True)
     eps_error = validate.positive("eps_error", eps_error)
-    t = integer_steps(steps)
+    prvs, counts = [], []
+    for q, sigma, steps in mechanisms:
+        q, sigma, _ = _check_sgm(q, sigma, steps)
+        prvs.append(PoissonSubsampledGaussianMechanism(noise_multiplier=sigma, sampling_probability=q))
+        counts.append(integer_steps(steps))
     accountant = PRVAccountant(
-        prvs=PoissonSubsampledGaussianMechanism(noise_multiplier=sigma, sampling_probability=q),
-        max_self_compositions=t,
-        eps_error=eps_error,
-        delta_error=delta / 1000,
+        prvs=prvs, max_self_compositions=counts, eps_error=eps_error, delta_error=delta / 1000
     )
-    lower, estimate, upper = accountant.compute_epsilon(delta=delta, num_self_compositions=[t])
+    lower, estimate, upper = accountant.compute_epsilon(delta=delta, num_self_compositions=counts)
     # eps < 0 carries no meaning beyond eps = 0.
     return PRVEpsilon(max(float(estimate), 0.0), max(float(lower), 0.0), float(upper))

@@ -1,8 +1,10 @@
 """Renyi DP of the Poisson-subsampled Gaussian mechanism and its conversion to (eps, delta).
 
-The RDP curve itself is computed by opacus (``opacus.accountants.analysis.rdp``,
-Mironov, Talwar, Zhang 2019, "Renyi Differential Privacy of the Sampled Gaussian
-Mechanism"); this module adds the order lists the papers used and the two
+The RDP curve itself is computed by opacus's analysis module
+``opacus/accountants/analysis/rdp.py`` (Mironov, Talwar, Zhang 2019, "Renyi Differential
+Privacy of the Sampled Gaussian Mechanism"), loaded from its file so that the ``opacus``
+package (which imports torch) is never imported; that file needs only math, numpy and
+scipy. This module adds the order lists the papers used and the two
 RDP -> (eps, delta) conversions found in their code:
 
 * ``classic``: Mironov 2017, Proposition 3,
@@ -15,13 +17,28 @@ RDP -> (eps, delta) conversions found in their code:
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
-from opacus.accountants.analysis.rdp import compute_rdp
-from opacus.accountants.rdp import RDPAccountant
 
 from dpnotes import validate
+
+
+def _load_opacus_rdp_analysis():
+    """``opacus.accountants.analysis.rdp`` executed from its file, without importing ``opacus``."""
+    package = importlib.util.find_spec("opacus")  # locates the package; imports nothing
+    if package is None or not package.submodule_search_locations:
+        raise ImportError("opacus is not installed (dpnotes needs its RDP analysis module)")
+    path = Path(package.submodule_search_locations[0]) / "accountants" / "analysis" / "rdp.py"
+    spec = importlib.util.spec_from_file_location("dpnotes.accounting._opacus_rdp", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+compute_rdp = _load_opacus_rdp_analysis().compute_rdp
 
 ORDERS: dict[str, tuple[float, ...]] = {
     # TF Privacy MNIST tutorial (the GDP paper's MA column).
@@ -32,7 +49,9 @@ ORDERS: dict[str, tuple[float, ...]] = {
         + [float(a) for a in range(5, 64)]
         + [128.0, 256.0, 512.0]
     ),
-    "opacus": tuple(float(a) for a in RDPAccountant.DEFAULT_ALPHAS),
+    # opacus RDPAccountant.DEFAULT_ALPHAS (opacus 1.x), written out here so that the
+    # torch-importing opacus package is not needed: 1.1, 1.2, ..., 10.9, then 12..63.
+    "opacus": tuple([1 + x / 10.0 for x in range(1, 100)] + [float(a) for a in range(12, 64)]),
     # Integer orders, as SA-DPSGD and DPlis use.
     "integer": tuple(float(a) for a in range(2, 65)),
 }

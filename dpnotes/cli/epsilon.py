@@ -3,7 +3,9 @@
 The run is given by its sampling rate (``--sample-rate``, or ``--batch-size`` and
 ``--dataset-size``: q = B/N) and length (``--steps``, or ``--epochs``: steps = epochs / q
 = epochs * N / B, fractional allowed, as the GDP paper's code; the PRV accountant rounds
-it up). ``--json`` prints one JSON object keyed by accountant name.
+it up, as does PLD). ``--accountant`` is any registered accountant that prices a DP-SGD
+step (:data:`dpnotes.accounting.accountants.SGM_ACCOUNTANTS`), or ``all`` (rdp,
+rdp-classic, clt, prv). ``--json`` prints one JSON object keyed by accountant name.
 """
 
 from __future__ import annotations
@@ -12,7 +14,8 @@ import argparse
 import json
 
 from dpnotes import validate
-from dpnotes.accounting import ACCOUNTANTS, ORDERS, epsilon
+from dpnotes.accounting import ORDERS, epsilon
+from dpnotes.accounting.accountants import SGM_ACCOUNTANTS
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,14 +71,14 @@ def _run(args: argparse.Namespace) -> int:
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "epsilon",
-        help="eps of a DP-SGD run under the RDP, CLT (GDP) and PRV accountants",
+        help="eps of a DP-SGD run under the RDP, CLT (GDP), PRV and PLD accountants",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_run_arguments(parser)
     parser.add_argument("--noise-multiplier", type=float, required=True, metavar="S", help="sigma > 0")
     parser.add_argument(
-        "--accountant", choices=ACCOUNTANTS + ("all",), default="all",
-        help="accountant (default all; prv takes up to seconds)",
+        "--accountant", choices=SGM_ACCOUNTANTS + ("all",), default="all",
+        help="accountant (default all = rdp, rdp-classic, clt, prv; prv and pld take up to seconds)",
     )
     parser.set_defaults(func=_run)

@@ -2,7 +2,8 @@
 
 Takes the run options of ``dpnotes epsilon`` (sampling rate, steps or epochs, delta).
 The result always satisfies eps(sigma) <= target under the chosen accountant (for
-``prv``, its upper bound). ``--json`` prints ``{accountant: {"noise_multiplier": ...,
+``prv``, its upper bound); ``--accountant`` is one of the DP-SGD accountants of
+``dpnotes epsilon`` or ``all``. ``--json`` prints ``{accountant: {"noise_multiplier": ...,
 "epsilon": ...}}``.
 """
 
@@ -12,20 +13,21 @@ import argparse
 import json
 
 from dpnotes import validate
-from dpnotes.accounting import ACCOUNTANTS, epsilon, noise_multiplier
+from dpnotes.accounting import epsilon, noise_multiplier
+from dpnotes.accounting.accountants import SGM_ACCOUNTANTS, accountant_names
+from dpnotes.accounting.registry import accountant
 from dpnotes.cli.epsilon import add_run_arguments, run_settings
 
 
 def _run(args: argparse.Namespace) -> int:
     q, steps = run_settings(args)
     target = validate.positive("--target-epsilon", args.target_epsilon)
-    names = ACCOUNTANTS if args.accountant == "all" else (args.accountant,)
     result = {}
-    for name in names:
+    for name in accountant_names(args.accountant):
         sigma = noise_multiplier(target, q, steps, args.delta, accountant=name, orders=args.orders,
-                                 tol=1e-3 if name == "prv" else 1e-6)
+                                 tol=1e-6 if accountant(name).cheap else 1e-3)
         spent = epsilon(q, sigma, steps, args.delta, accountant=name, orders=args.orders)[name]
-        result[name] = {"noise_multiplier": sigma, "epsilon": spent["upper" if name == "prv" else "epsilon"]}
+        result[name] = {"noise_multiplier": sigma, "epsilon": spent[accountant(name).epsilon_key]}
     if args.json:
         print(json.dumps(result))
         return 0
@@ -46,7 +48,7 @@ def register(subparsers) -> None:
     add_run_arguments(parser)
     parser.add_argument("--target-epsilon", type=float, required=True, metavar="EPS", help="eps > 0")
     parser.add_argument(
-        "--accountant", choices=ACCOUNTANTS + ("all",), default="rdp",
-        help="accountant (default rdp; prv takes tens of seconds)",
+        "--accountant", choices=SGM_ACCOUNTANTS + ("all",), default="rdp",
+        help="accountant (default rdp; prv and pld take tens of seconds)",
     )
     parser.set_defaults(func=_run)

@@ -1,0 +1,169 @@
+"""Privacy events: dp_accounting's vocabulary, three paper-specific events, and JSON.
+
+The standard events (Gaussian, Poisson-sampled, composed, ...) are dp_accounting's own
+classes, re-exported. The three events below are ``attrs`` subclasses of its ``DpEvent``
+for releases that its vocabulary does not name; :mod:`dpnotes.accounting.registry`
+prices them.
+
+JSON: :func:`event_to_json` writes ``{"type": class name, field: value, ...}`` with
+nested events as nested objects; :func:`event_from_json` reads it back exactly (Python's
+json writes floats with ``repr``, which round-trips).
+"""
+
+from __future__ import annotations
+
+from numbers import Real
+
+import attr
+from dp_accounting.dp_event import (
+    ComposedDpEvent,
+    DiscreteLaplaceDpEvent,
+    DpEvent,
+    GaussianDpEvent,
+    LaplaceDpEvent,
+    NonPrivateDpEvent,
+    NoOpDpEvent,
+    PoissonSampledDpEvent,
+    RandomizedResponseDpEvent,
+    SelfComposedDpEvent,
+    UnsupportedDpEvent,
+)
+
+from dpnotes import validate
+
+LABEL_MECHANISMS = ("rr", "rr-with-prior")  # Ghazi et al. Algorithms 1 and 2
+
+
+def _positive(name):
+    return lambda _self, _attr, value: validate.positive(name, value)
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class DpisIterationDpEvent(DpEvent):
+    """One DPIS gradient release (Wei, Bao, Xiao, Yang, CCS 2022, Lemma 3.1, Eq. 13).
+
+    ``batch_size`` is the expected batch size b, ``n_tilde`` the noisy dataset size N~,
+    ``ratio = K~ / (N~ C)`` in ``(b / N~, 1]`` and ``sigma_g`` the noise multiplier
+    sigma_G. The release is a Poisson-subsampled Gaussian with sampling rate
+    ``b / (N~ ratio)`` and noise multiplier ``sigma_G / ratio`` (as
+    :func:`dpnotes.accounting.dpis.iteration_rdp`); with ``ratio = 1`` it is the
+    DP-SGD step at rate ``b / N~``.
+    """
+
+    batch_size: float = attr.ib(validator=_positive("batch_size"))
+    n_tilde: float = attr.ib(validator=_positive("n_tilde"))
+    ratio: float = attr.ib()
+    sigma_g: float = attr.ib(validator=_positive("sigma_g"))
+
+    @ratio.validator
+    def _check_ratio(self, _attr, value):
+        low = self.batch_size / self.n_tilde
+        if isinstance(value, bool) or not isinstance(value, Real) or not low < value <= 1:
+            raise ValueError(f"ratio = K~/(N~ C) must be in (b/N~, 1] = ({low}, 1], got {value!r}")
+
+    @property
+    def sampling_probability(self) -> float:
+        """``b / (N~ ratio)``: the largest per-record draw probability ``b C / K~``."""
+        return self.batch_size / (self.n_tilde * self.ratio)
+
+    @property
+    def noise_multiplier(self) -> float:
+        """``sigma_G / ratio``: noise std ``sigma_G C`` over the sensitivity ``K~ / N~``."""
+        return self.sigma_g / self.ratio
+
+    def as_subsampled_gaussian(self) -> PoissonSampledDpEvent:
+        """The equivalent ``PoissonSampledDpEvent(q, GaussianDpEvent(sigma))`` of Lemma 3.1."""
+        return PoissonSampledDpEvent(self.sampling_probability, GaussianDpEvent(self.noise_multiplier))
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class CandidateStepDpEvent(DpEvent):
+    """One SA-DPSGD candidate step (Fu, Chen, Ling 2022, Algorithm 2).
+
+    ``event`` is the step's release (a noisy gradient of a fresh batch), ``accepted``
+    whether the simulated-annealing test kept the update. The release happens either
+    way, so every sound accountant prices ``event`` whatever ``accepted`` is; only the
+    paper's own accounting (its Theorem 1, the ``sadpsgd-accepted-only`` accountant)
+    skips rejected steps.
+    """
+
+    event: DpEvent = attr.ib(validator=attr.validators.instance_of(DpEvent))
+    accepted: bool = attr.ib(validator=attr.validators.instance_of(bool))
+
+
+@attr.s(frozen=True, slots=True, auto_attribs=True)
+class LabelRandomizedResponseDpEvent(DpEvent):
+    """A one-time release of the training labels through randomized response
+    (Ghazi, Golowich, Kumar, Manurangsi, Zhang, NeurIPS 2021, Algorithm 1: ``rr``;
+    Algorithm 2: ``rr-with-prior``).
+
+    Pure ``epsilon``-label-DP under the substitution of one label (Definition 1), a
+    different neighbouring notion from the add/remove-one-record DP of the other
+    events. ``epsilon`` may be ``inf`` (labels released as they are).
+    """
+
+    epsilon: float = attr.ib()
+    num_classes: int = attr.ib()
+    mechanism: str = attr.ib()
+
+    @epsilon.validator
+    def _check_epsilon(self, _attr, value):
+        validate.positive("epsilon", value, allow_inf=True)
+
+    @num_classes.validator
+    def _check_classes(self, _attr, value):
+        validate.integer("num_classes", value, minimum=2)
+
+    @mechanism.validator
+    def _check_mechanism(self, _attr, value):
+        validate.choice("mechanism", value, LABEL_MECHANISMS)
+
+
+EVENT_TYPES: dict[str, type[DpEvent]] = {
+    cls.__name__: cls
+    for cls in (
+        GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent, ComposedDpEvent,
+        NonPrivateDpEvent, NoOpDpEvent, RandomizedResponseDpEvent, LaplaceDpEvent,
+        DiscreteLaplaceDpEvent, UnsupportedDpEvent,
+        DpisIterationDpEvent, CandidateStepDpEvent, LabelRandomizedResponseDpEvent,
+    )
+}
+
+
+def _to_json(value):
+    if isinstance(value, DpEvent):
+        return event_to_json(value)
+    if isinstance(value, (list, tuple)):
+        return [_to_json(v) for v in value]
+    return value
+
+
+def event_to_json(event: DpEvent) -> dict:
+    """``{"type": class name, **fields}``; nested events become nested objects."""
+    name = type(event).__name__
+    if EVENT_TYPES.get(name) is not type(event):
+        raise ValueError(f"cannot write {name} as JSON: not one of {sorted(EVENT_TYPES)}")
+    return {"type": name, **{f.name: _to_json(getattr(event, f.name)) for f in attr.fields(type(event))}}
+
+
+def _from_json(value):
+    if isinstance(value, dict):
+        return event_from_json(value)
+    if isinstance(value, list):
+        return [_from_json(v) for v in value]
+    return value
+
+
+def event_from_json(data: dict) -> DpEvent:
+    """The event written by :func:`event_to_json`; ValueError names an unknown type or field."""
+    if not isinstance(data, dict) or "type" not in data:
+        raise ValueError(f"an event must be a JSON object with a 'type', got {data!r}")
+    fields = dict(data)
+    name = fields.pop("type")
+    cls = EVENT_TYPES.get(name)
+    if cls is None:
+        raise ValueError(f"unknown event type {name!r}; known: {sorted(EVENT_TYPES)}")
+    expected = {f.name for f in attr.fields(cls)}
+    if set(fields) != expected:
+        raise ValueError(f"{name} needs the fields {sorted(expected)}, got {sorted(fields)}")
+    return cls(**{k: _from_json(v) for k, v in fields.items()})
