@@ -28,7 +28,7 @@ LAYERS = (
     ("data", "models"),
     ("train",),
     ("methods",),
-    ("results", "spec"),
+    ("results", "spec", "provenance"),
     ("experiments",),
     ("runner",),
     ("report",),
