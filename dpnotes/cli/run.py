@@ -19,6 +19,9 @@ def register(sub) -> None:
                    help="where to train (default: cuda if available)")
     p.add_argument("--results", metavar="DIR", help="results store (default: $DPNOTES_RESULTS or ./results)")
     p.add_argument("--list", action="store_true", help="list the configs and whether they have records; run nothing")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="torch intra-op threads (default: torch's choice; use 1 per process when "
+                        "several runs share a CPU)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.set_defaults(func=main)
 
@@ -27,6 +30,12 @@ def main(args) -> int:
     from dpnotes.runner import run_paper, specs
 
     store = Store(args.results)
+    if args.threads is not None:
+        import torch
+
+        if args.threads < 1:
+            raise ValueError(f"--threads must be >= 1, got {args.threads}")
+        torch.set_num_threads(args.threads)
     if args.list:
         todo = specs(args.paper, args.profile, args.only)
         for spec in todo:
