@@ -1,6 +1,7 @@
 """The accountant registry: pricing ledgers, agreement with today's accountants and dp_accounting."""
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -13,6 +14,8 @@ from dpnotes.accounting import ACCOUNTANTS, epsilon, rdp_to_epsilon, resolve_ord
 from dpnotes.accounting.dpis import DPISAccountant
 from dpnotes.accounting.registry import ACCOUNTANT_NAMES, UnsupportedEventError, accountant, price
 from dpnotes.accounting.sadpsgd import sadpsgd_epsilon, sadpsgd_epsilon_sound
+from dpnotes.accounting.calibrate import max_steps, noise_multiplier
+from dpnotes.cli import main
 from dpnotes.experiments.gdp import mechanism
 from dpnotes.ledger import (
     CandidateStepDpEvent,
@@ -276,3 +279,22 @@ def test_long_ledger_prices_fast():
     out = price(ledger, DELTA, [n for n in FAST if n in RECORD_LEVEL])
     assert time.perf_counter() - start < 5.0  # milliseconds once the per-event RDP curves are cached
     assert np.isfinite([v["epsilon"] for v in out.values()]).all()
+
+
+# --- CLI and calibration with pld ------------------------------------------------------------------
+
+def test_cli_epsilon_pld(capsys):
+    argv = ["epsilon", "--sample-rate", "0.01", "--steps", "100", "--delta", "1e-5", "--noise-multiplier", "1.0"]
+    assert main([*argv, "--accountant", "pld", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == epsilon(0.01, 1.0, 100, DELTA, "pld")
+    assert main([*argv, "--accountant", "pld"]) == 0
+    assert "pld" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_calibration_with_pld():
+    eps = lambda s, t: epsilon(0.01, s, t, DELTA, "pld")["pld"]["epsilon"]  # noqa: E731
+    sigma = noise_multiplier(1.0, 0.01, 100, DELTA, accountant="pld", tol=1e-3)
+    assert eps(sigma, 100) <= 1.0 < eps(sigma / 1.01, 100)
+    t = max_steps(0.5, 0.01, 1.0, DELTA, accountant="pld")
+    assert eps(1.0, t) <= 0.5 < eps(1.0, t + 1)

@@ -2,9 +2,11 @@
 
 ``epsilon(q, sigma, steps, delta, accountant="all")`` answers "what is eps for my run?"
 under every accountant; ``noise_multiplier`` and ``max_steps`` calibrate a budget.
+Every accountant lives in :mod:`dpnotes.accounting.registry`, whose ``price`` prices a
+privacy ledger (:mod:`dpnotes.ledger`) of any mix of releases.
 """
 
-from dpnotes.accounting.accountants import ACCOUNTANTS, DEFAULT_ORDERS, epsilon
+from dpnotes.accounting.accountants import ACCOUNTANTS, DEFAULT_ORDERS, SGM_ACCOUNTANTS, epsilon
 from dpnotes.accounting.calibrate import max_steps, noise_multiplier
 from dpnotes.accounting.gdp import (
     delta_from_mu,
@@ -13,7 +15,7 @@ from dpnotes.accounting.gdp import (
     mu_poisson,
     mu_uniform,
 )
-from dpnotes.accounting.prv import PRVEpsilon, prv_epsilon
+from dpnotes.accounting.prv import PRVEpsilon, prv_compose, prv_epsilon
 from dpnotes.accounting.rdp import (
     ORDERS,
     rdp_epsilon,
@@ -21,6 +23,7 @@ from dpnotes.accounting.rdp import (
     resolve_orders,
     subsampled_gaussian_rdp,
 )
+from dpnotes.accounting.registry import ACCOUNTANT_NAMES, UnsupportedEventError, accountant, price
 from dpnotes.accounting.tradeoff import (
     composed_subsampled_gaussian_tradeoff,
     envelope_tradeoff,
@@ -31,7 +34,8 @@ from dpnotes.accounting.tradeoff import (
 )
 
 __all__ = [
-    "ACCOUNTANTS", "DEFAULT_ORDERS", "ORDERS", "PRVEpsilon",
+    "ACCOUNTANTS", "ACCOUNTANT_NAMES", "DEFAULT_ORDERS", "ORDERS", "PRVEpsilon", "SGM_ACCOUNTANTS",
+    "UnsupportedEventError", "accountant", "price", "prv_compose",
     "composed_subsampled_gaussian_tradeoff", "delta_from_mu", "envelope_tradeoff",
     "epsdelta_tradeoff", "epsilon", "epsilon_from_mu", "gaussian_tradeoff", "integer_steps",
     "max_steps", "min_error_sum", "mu_from_epsilon", "mu_poisson", "mu_uniform",
