@@ -19,11 +19,13 @@ def register(sub) -> None:
 
 
 def main(args) -> int:
-    from dpnotes.report import VERDICTS, scoreboard, summary
+    from dpnotes.report import VERDICTS, record_flags, scoreboard, summary
 
-    rows = scoreboard(store=Store(args.results), paper=args.paper)
+    store = Store(args.results)
+    rows = scoreboard(store=store, paper=args.paper)
+    flagged = record_flags(store=store, paper=args.paper)
     if args.json:
-        print(json.dumps({"claims": rows}, indent=1, allow_nan=False))
+        print(json.dumps({"claims": rows, "flagged_records": flagged}, indent=1, allow_nan=False))
         return 0
     counts = summary(rows)
     for paper in dict.fromkeys(r["paper"] for r in rows):
@@ -33,4 +35,8 @@ def main(args) -> int:
         for r in (r for r in rows if r["paper"] == paper):
             ours = "—" if r["ours"] is None else (f"{r['ours']:.4g}" if isinstance(r["ours"], float) else str(r["ours"]))
             print(f"  {r['id']:44} {r['paper_value'] or '—':>9} {ours:>10}  {r['verdict']}")
+    if flagged:
+        print("\nrecords to look at (stale: answers no claim; dirty tree: written from uncommitted code):")
+        for f in flagged:
+            print(f"  {f['paper']}/{f['profile']}/{f['id']}  {f['experiment']} seed={f['seed']}  {f['flags']}")
     return 0

@@ -13,7 +13,8 @@ from dpnotes.experiments.measurement import missing
 from dpnotes.report.verdicts import VERDICTS, Evidence, judge
 from dpnotes.results import Store
 
-__all__ = ["VERDICTS", "Evidence", "judge", "scoreboard", "scoreboard_frame", "paper_table", "summary"]
+__all__ = ["VERDICTS", "Evidence", "judge", "record_flags", "scoreboard", "scoreboard_frame",
+           "paper_table", "summary"]
 
 
 def _rows(paper: str, store: Store) -> list[dict]:
@@ -41,6 +42,26 @@ def scoreboard(*, store: Store | None = None, paper: str | None = None) -> list[
     store = store or Store()
     papers = PAPERS if paper is None else (paper,)
     return [row for p in papers for row in _rows(p, store)]
+
+
+def record_flags(*, store: Store | None = None, paper: str | None = None) -> list[dict]:
+    """Stored records a reader should know about: ``stale`` (the experiment now asks for a
+    different spec, so the record answers no claim) and ``dirty tree`` (written from
+    uncommitted code; only quick-profile records may be)."""
+    from dpnotes.runner import stale
+
+    store = store or Store()
+    out = []
+    for p in (PAPERS if paper is None else (paper,)):
+        stale_ids = {r["id"] for r in stale(p, store)}
+        for record in store.records(p):
+            flags = (["stale"] if record["id"] in stale_ids else []) + (
+                ["dirty tree"] if record["provenance"]["dirty"] else [])
+            if flags:
+                s = record["spec"]
+                out.append({"paper": p, "profile": s["profile"], "experiment": s["experiment"],
+                            "seed": s["seed"], "id": record["id"], "flags": ", ".join(flags)})
+    return out
 
 
 def summary(rows: list[dict]) -> dict[str, dict[str, int]]:
