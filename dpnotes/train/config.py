@@ -48,7 +48,12 @@ class TrainConfig:
     grad_backend           "func" (torch.func vmap) | "opacus" (GradSampleModule; cross-check).
     steps_per_epoch        "floor": N // B (DPlis); "round": round(N / B) = round(1 / q); or an int.
     delta, accountants     privacy tracked each epoch with dpnotes.accounting.epsilon.
-    seed                   seeds the sampling, noise and plug-in generators.
+    seed                   seeds the sampling, noise and plug-in generators. The sampling and
+                           plug-in generators live on the CPU (same batches on every device);
+                           the noise generator lives on ``device``, and a CPU and a CUDA
+                           generator give different streams for one seed, so a CUDA run is not
+                           bit-identical to the same run on the CPU (TF32 convolutions and other
+                           kernels differ slightly even without noise).
     device                 "cpu" | "cuda" | "cuda:<i>" | "auto" (CUDA when present).
     eval_batch_size        batch size of the evaluation passes.
     private                False: plain minibatch training (mean loss, no clip, no noise,
