@@ -106,6 +106,24 @@ def test_importance_sampling_hooks():
               plugins=[ImportanceSampling()], progress=False)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_importance_sampling_on_cuda_draws_from_cpu_probabilities():
+    x, y = _data()
+    plugin = ImportanceSampling()
+    cfg = TrainConfig(epochs=2, batch_size=16, accountants=(), device="cuda")
+    train(_model(), (x, y), (x, y), cfg, plugins=[plugin], progress=False)
+    assert plugin.probs.device.type == "cpu"  # no device->host copy per step
+    assert plugin.weights.device.type == "cuda"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_mixup_on_cuda():
+    x, y = _data()
+    cfg = TrainConfig(epochs=1, batch_size=16, accountants=(), device="cuda")
+    out = train(_model(), (x, y), (x, y), cfg, plugins=[Mixup(0.4, 2)], progress=False)
+    assert out["final"]["train_loss"] > 0
+
+
 def test_per_example_norms_match_direct_computation():
     x, y = _data()
     ctx = build_context(_model(), (x, y), None, TrainConfig(batch_size=16, eval_batch_size=7,

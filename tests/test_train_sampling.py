@@ -5,7 +5,7 @@ import pytest
 import torch
 from scipy import stats
 
-from dpnotes.train.sampling import poisson_batch, shuffled_batches
+from dpnotes.train.sampling import poisson_batch, shuffled_batches, to_device
 
 ALPHA = 1e-3  # false-alarm rate of each statistical test below
 
@@ -75,3 +75,21 @@ def test_shuffled_batches_are_disjoint_fixed_size():
     assert len(torch.unique(b)) == 100 and int(b.max()) < 103
     with pytest.raises(ValueError, match="exceeds"):
         shuffled_batches(99, 10, 10, torch.Generator())
+
+
+def test_to_device_on_the_cpu_is_plain_to():
+    idx = torch.tensor([0, 3, 5])
+    assert to_device(idx, "cpu") is idx
+    assert torch.equal(to_device(idx, torch.device("cpu")), idx)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
+def test_to_device_to_cuda_does_not_wait_for_the_gpu():
+    idx = torch.arange(0, 1000, 7)
+    torch.cuda.synchronize()
+    torch.cuda.set_sync_debug_mode("error")  # a synchronising copy raises
+    try:
+        moved = to_device(idx, "cuda")
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    assert moved.device.type == "cuda" and torch.equal(moved.cpu(), idx)

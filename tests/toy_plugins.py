@@ -11,6 +11,7 @@ from dp_accounting.dp_event import UnsupportedDpEvent
 
 from dpnotes.ledger import GaussianDpEvent, PoissonSampledDpEvent
 from dpnotes.train import Plugin
+from dpnotes.train.sampling import to_device
 
 
 class ParameterSmoothing(Plugin):
@@ -53,8 +54,9 @@ class ImportanceSampling(Plugin):
     def on_epoch_start(self, ctx, epoch):
         c = ctx.config.clip
         norms = ctx.per_example_norms().clamp(max=c, min=1e-3 * c)
-        self.probs = (ctx.q * norms / norms.mean()).clamp(max=1.0).double()
-        self.weights = ctx.q / self.probs
+        probs = (ctx.q * norms / norms.mean()).clamp(max=1.0).double()
+        self.weights = ctx.q / probs  # on the training device, indexed there each step
+        self.probs = probs.cpu()  # the Poisson draw is on the CPU: copied once per epoch
         self.max_prob = max(self.max_prob, float(self.probs.max()))
 
     def sampling_probabilities(self, ctx):
@@ -120,7 +122,7 @@ class Mixup(Plugin):
         g = ctx.aux_gen
         seed = int(torch.randint(2**62, (1,), generator=g))
         lam = float(np.random.default_rng(seed).beta(self.alpha, self.alpha))
-        perm = torch.randperm(len(targets), generator=g).to(targets.device)
+        perm = to_device(torch.randperm(len(targets), generator=g), targets.device)
         y = torch.nn.functional.one_hot(targets, self.num_classes).to(inputs[0].dtype) \
             if not targets.is_floating_point() else targets
         mixed = tuple(lam * x + (1 - lam) * x[perm] if x.is_floating_point() else x for x in inputs)

@@ -53,7 +53,12 @@ class TrainConfig:
                            at ``delta``) above this value; None = no such stop. The run must
                            reach it within ``epochs`` (checked up front for plain DP-SGD).
     max_accepted_steps     stop once this many steps were accepted (SA-DPSGD); None = no stop.
-    seed                   seeds the sampling, noise and plug-in generators.
+    seed                   seeds the sampling, noise and plug-in generators. The sampling and
+                           plug-in generators live on the CPU (same batches on every device);
+                           the noise generator lives on ``device``, and a CPU and a CUDA
+                           generator give different streams for one seed, so a CUDA run is not
+                           bit-identical to the same run on the CPU (TF32 convolutions and other
+                           kernels differ slightly even without noise).
     device                 "cpu" | "cuda" | "cuda:<i>" | "auto" (CUDA when present).
     eval_batch_size        batch size of the evaluation passes.
     private                False: plain minibatch training (mean loss, no clip, no noise,

@@ -33,7 +33,7 @@ from dpnotes.train.metrics import Running, evaluate
 from dpnotes.train.optim import learning_rate, make_optimizer, set_learning_rate
 from dpnotes.train.plugins import Plugin, check_plugins, overrides
 from dpnotes.train.privatize import add_noise, clip_factors, clipped_sum
-from dpnotes.train.sampling import poisson_batch, shuffled_batches
+from dpnotes.train.sampling import poisson_batch, shuffled_batches, to_device
 
 SHUFFLE_NOTE = ("sampling='shuffle': fixed-size shuffled batches; the Poisson-subsampling "
                 "epsilons reported do NOT describe this run (Chua et al., ICML 2024)")
@@ -156,7 +156,7 @@ def build_context(model: nn.Module, train_data, test_data, config: TrainConfig, 
 
 
 def _batch(ctx: TrainContext, idx: torch.Tensor):
-    idx = idx.to(ctx.device)
+    idx = to_device(idx, ctx.device)  # drawn on the CPU; copied without a host sync
     inputs = tuple(x[idx] for x in ctx.train_inputs)
     targets = ctx.train_targets[idx]
     for p in ctx.plugins:
@@ -175,7 +175,7 @@ def private_step(ctx: TrainContext, idx: torch.Tensor, run: Running | None = Non
         out = None if grad_hook is None else grad_hook.per_example_gradients(
             ctx, ctx.backend, params, inputs, targets)
         grads, losses, outputs = out if out is not None else ctx.backend(params, inputs, targets)
-        weights = None if ctx.sample_weights is None else ctx.sample_weights[idx.to(ctx.sample_weights.device)]
+        weights = None if ctx.sample_weights is None else ctx.sample_weights[to_device(idx, ctx.sample_weights.device)]
         total = clipped_sum(grads, clip_factors(grads, cfg.clip, cfg.clip_mode, weights))
         if run is not None:
             run.add(losses, outputs, targets)

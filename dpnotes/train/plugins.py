@@ -49,7 +49,9 @@ class Plugin:
     def sampling_probabilities(self, ctx: "TrainContext") -> tuple[torch.Tensor, torch.Tensor | None] | None:
         """EXCLUSIVE. Before each Poisson draw: ``(probs, weights)``, each of shape [N];
         example i is included with probability probs[i] and its gradient multiplied by
-        weights[i] (None: 1) BEFORE clipping, so the sensitivity stays C (DPIS)."""
+        weights[i] (None: 1) BEFORE clipping, so the sensitivity stays C (DPIS). The draw is
+        made on the CPU: return ``probs`` as a CPU tensor (``weights`` may stay on the
+        training device), or every step copies them back from the GPU and waits for it."""
         return None
 
     def transform_batch(self, ctx: "TrainContext", inputs: tuple[torch.Tensor, ...],

@@ -41,3 +41,18 @@ def shuffled_batches(n: int, batch_size: int, steps: int, generator: torch.Gener
         raise ValueError(f"steps * batch_size = {steps * batch_size} exceeds n = {n}")
     perm = torch.randperm(n, generator=generator, device=generator.device)
     return perm[: steps * batch_size].view(steps, batch_size)
+
+
+def to_device(indices: torch.Tensor, device: torch.device | str) -> torch.Tensor:
+    """``indices`` (drawn on the CPU) on ``device``, without making the host wait for the GPU.
+
+    A plain ``.to("cuda")`` of a pageable CPU tensor synchronises the stream: the host waits
+    for every kernel already queued (the previous step's), so it cannot queue step t+1 while
+    the GPU runs step t. Through pinned memory with ``non_blocking=True`` the copy is queued
+    like a kernel (the pinned buffer is kept alive by torch's caching host allocator until the
+    copy is done). To the CPU, or for a tensor already on a device, this is ``.to(device)``.
+    """
+    device = torch.device(device)
+    if device.type != "cuda" or indices.device.type != "cpu":
+        return indices.to(device)
+    return indices.pin_memory().to(device, non_blocking=True)
