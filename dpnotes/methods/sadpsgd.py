@@ -48,7 +48,8 @@ class Config:
          Table 2: 10.
     mu0  rejection threshold (integer >= 1): after mu0 consecutive rejections the next
          candidate is accepted anyway (Alg. 2 line 13). ``math.inf`` or None: never forced
-         (stored as None). Table 2: 10 (MNIST, Fashion-MNIST), 5 (CIFAR-10).
+         (stored as None, since run specs are JSON without inf). Table 2: 10 (MNIST,
+         Fashion-MNIST), 5 (CIFAR-10).
     """
 
     Q0: float = 10.0
