@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-METHODS = ("dpsgd",)
+METHODS = ("dpsgd", "dplis", "sadpsgd")
 
 
 def module(name: str) -> ModuleType:
