@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-METHODS = ("dpsgd",)
+METHODS = ("dpsgd", "dpis", "labeldp")
 
 
 def module(name: str) -> ModuleType:
