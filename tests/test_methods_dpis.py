@@ -1,6 +1,5 @@
 """DPIS (Wei et al., CCS 2022) as a method module: Eq. 7 steps, Lemma 3.1 events, Sec. 4.2 budget."""
 
-import copy
 import math
 
 import numpy as np
