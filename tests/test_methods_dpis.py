@@ -199,3 +199,15 @@ def test_resume_is_exact(tmp_path):
     assert strip(resumed["epochs"]) == strip(full["epochs"])
     assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]
     assert math.isclose(resumed["privacy"]["epsilon"]["dpis"]["epsilon"], full["privacy"]["epsilon"]["dpis"]["epsilon"])
+
+
+def test_release_subsampled_sum_records_the_amplified_event_and_checks_rows():
+    ctx = build_context(_model(), _data(), None, _config())
+    values = torch.full((N,), C, dtype=torch.float64)
+    out = ctx.release_subsampled_sum(values, 0.25, C, 3.0)
+    assert ctx.ledger.entries == ((PoissonSampledDpEvent(0.25, GaussianDpEvent(3.0)), 1),)
+    assert out.shape == ()
+    with pytest.raises(ValueError, match="sensitivity"):
+        ctx.release_subsampled_sum(values * 2, 0.25, C, 3.0)
+    with pytest.raises(ValueError, match="one row per training example"):
+        ctx.release_subsampled_sum(values[:3], 0.25, C, 3.0)
