@@ -24,7 +24,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-METHODS = ("dpsgd", "dplis", "sadpsgd")
+METHODS = ("dpsgd", "dplis", "dpis", "sadpsgd", "labeldp")
 
 
 def module(name: str) -> ModuleType:

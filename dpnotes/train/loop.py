@@ -112,6 +112,29 @@ class TrainContext:
         self.ledger.append(GaussianDpEvent(noise_multiplier))
         return value + noise.to(value.device) * (noise_multiplier * sensitivity)
 
+    def release_subsampled_sum(self, values: torch.Tensor, rate: float, sensitivity: float,
+                               noise_multiplier: float) -> torch.Tensor:
+        """The sum of a Poisson subsample of the rows of ``values`` (each row kept with
+        probability ``rate``, drawn here from the release generator) plus
+        ``N(0, (noise_multiplier * sensitivity)^2)`` entrywise, and a
+        ``PoissonSampledDpEvent(rate, GaussianDpEvent(noise_multiplier))`` in the ledger.
+        Row i is example i's contribution; each must have L2 norm <= ``sensitivity``
+        (checked). Drawing the subsample here keeps the recorded amplification true (DPIS
+        Eq. 11; :meth:`release` would charge the sum without amplification)."""
+        rate = validate.probability("rate", rate)
+        sensitivity = validate.positive("sensitivity", sensitivity)
+        noise_multiplier = validate.positive("noise_multiplier", noise_multiplier)
+        if values.dim() == 0 or len(values) != self.n:
+            raise ValueError(f"values must have one row per training example ({self.n})")
+        rows = values.reshape(self.n, -1)
+        if bool((rows.norm(dim=1) > sensitivity).any()):
+            raise ValueError(f"every row of values must have L2 norm <= sensitivity = {sensitivity}")
+        keep = torch.rand(self.n, generator=self.release_gen, dtype=torch.float64) < rate
+        total = values[keep.to(values.device)].sum(dim=0)
+        noise = torch.randn(total.shape, generator=self.release_gen, dtype=total.dtype, device="cpu")
+        self.ledger.append(PoissonSampledDpEvent(rate, GaussianDpEvent(noise_multiplier)))
+        return total + noise.to(total.device) * (noise_multiplier * sensitivity)
+
     def per_example_norms(self, params: Params | None = None) -> torch.Tensor:
         """Unclipped per-example gradient norm of every training example (shape [N])."""
         params = self.params() if params is None else params

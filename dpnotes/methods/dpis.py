@@ -1,0 +1,241 @@
+"""DPIS (Wei, Bao, Xiao, Yang, CCS 2022): DP-SGD with importance sampling, Algorithm 1.
+
+Notation as in :mod:`dpnotes.accounting.dpis`: ``b`` = TrainConfig.batch_size, ``C`` =
+TrainConfig.clip, ``N~`` the noisy dataset size, ``K~`` the noisy, clamped sum of clipped
+gradient norms, ``r = K~ / (N~ C)`` in ``(b/N~, 1]``.
+
+* Train start (Alg. 1 line 3, Eq. 10): ``N~ = N + N(0, sigma_N^2)``, released through
+  ``ctx.release`` with sensitivity 1 (one ``GaussianDpEvent(sigma_N)``, Eq. 18).
+* Each epoch (lines 8-15): the clipped norm ``||g_i||`` (<= C) of every record at the current
+  parameters; ``K' = (1/p_K) sum_{i in B_K} ||g_i|| + N(0, sigma_K^2 C^2)`` over a Poisson
+  subsample ``B_K`` of rate ``p_K = b/N~`` (Eq. 11), released through
+  ``ctx.release_subsampled_sum`` as the sum with sensitivity C and noise multiplier
+  ``sigma_K p_K`` then scaled by ``1/p_K`` -- exactly the accountant's CHOICE in
+  :mod:`dpnotes.accounting.dpis` (``PoissonSampledDpEvent(p_K, GaussianDpEvent(sigma_K p_K))``);
+  ``K~ = min(max(K', b C + xi), N~ C)`` (Eq. 12); ``sigma_G`` of the epoch from
+  :meth:`DPISAccountant.sigma_for_epoch` under the ``a_E`` split (Section 4.2), given the RDP
+  the ledger's gradient steps have spent so far.
+* Each step: record i is drawn with probability ``p_i = b ||g_i|| / K~`` (Section 3.2,
+  capped at 1) and its CURRENT gradient enters the sum as ``g_i / (N~ p(x_i))`` with
+  ``p(x) = ||g|| / K~`` (Eq. 7), i.e. rescaled to norm exactly ``K~/N~ = r C``; the noise is
+  ``N(0, sigma_G^2 C^2)``, the sum is divided by b (the engine's ``normalize="expected"``:
+  ``1/(q N) = 1/b``). The rescaling is done in the ``per_example_gradients`` hook; since
+  ``r C <= C`` the engine's clip at C leaves every term as it is (up to its 1e-6 guard), and
+  the engine's noise ``sigma C`` with ``sigma = sigma_G`` is Eq. 7's. Each step is one
+  ``DpisIterationDpEvent(b, N~, r, sigma_G)`` (Lemma 3.1, Eq. 13).
+  We implement Eq. (7), NOT Algorithm 1 line 32, whose weight ``1/(N~ q_t p_t)`` carries an
+  extra factor 1/b (terms of norm ``K~/(b N~)``): Lemma 3.1's proof needs norm ``K~/N~``.
+
+Deviation (documented): the probabilities use the norms of the epoch start, while Eq. 7
+rescales the current gradient. Each term still has norm ``K~/N~`` and every record's draw
+probability is at most ``b C / K~``, so Lemma 3.1 holds as stated; only the estimator's
+unbiasedness is lost after the epoch's first step. The paper's two-stage rejection sampler
+(Section 3.4, lines 17-29, with its factor k and floor g_L), which makes the probability follow
+the current gradient, is not yet implemented; nor is adaptive clipping (Section 3.5, line 35,
+Eq. 17).
+
+Lemma 3.1's precondition (no record's probability capped at 1, i.e. ``K~ > b max_i ||g_i||``;
+``K~ > k b C`` with the rejection sampler) is checked every step: the number of capped
+records and the margin ``K~ - b max_i ||g_i||`` go into each epoch record. With norms clipped
+at C and Eq. 12's floor ``K~ >= b C + xi`` it cannot fail in this version; the check guards
+the sampler to come. If it fails, ``on_capped="refuse"`` raises; ``"dpsgd"`` charges the step as
+``PoissonSampledDpEvent(min(1, b C / K~), GaussianDpEvent(sigma_G / r))``. Sound because:
+the added/removed record z is drawn with probability ``min(1, b ||g_z|| / K~) <= min(1, b C/K~)``
+whatever its gradient (the records' maximum over the dataset would NOT bound it), each drawn
+term has norm at most ``K~/N~ = r C`` (the rescaling does not depend on the probability), and
+the noise std ``sigma_G C`` is ``sigma_G / r`` times that sensitivity. The schedule's RDP then
+counts what the ledger holds, so later epochs' sigma_G pay for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from dpnotes import validate
+from dpnotes.accounting.dpis import DPISAccountant, clamp_norm_sum
+from dpnotes.accounting.rdp import rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
+from dpnotes.ledger import DpisIterationDpEvent, GaussianDpEvent, PoissonSampledDpEvent
+from dpnotes.train import Plugin
+from dpnotes.train.grads import grad_norms
+
+VERSION = 1
+ON_CAPPED = ("refuse", "dpsgd")
+ORDERS = "integer"  # the DPIS accountant's orders (Section 4.1)
+
+
+@dataclass(frozen=True)
+class Config:
+    """DPIS settings; b, C, E, delta come from the TrainConfig.
+
+    epsilon    total budget eps_0 at TrainConfig.delta that the sigma_G schedule meets (Sec. 4.2).
+    sigma_n    std of the noise on N (Eq. 10, 18; the paper: 0.02 N).
+    sigma_k    noise multiplier of the norm-sum estimate, noise std sigma_K C (Eq. 11; paper 0.02 N).
+    a_e        epoch divider a_E in [0, 1]: phase 1 (epochs <= a_E E) projects ratio 1 for later
+               epochs, phase 2 the current ratio (Sec. 4.2; Table 2: 0.8 or 1).
+    xi         Eq. 12's margin in K~ >= b C + xi (> 0; its value is not printed in the paper).
+    on_capped  what to do if a draw probability is capped at 1 (Lemma 3.1 fails): "refuse"
+               (raise) or "dpsgd" (charge the step as a plain subsampled Gaussian; module docstring).
+    """
+
+    epsilon: float
+    sigma_n: float
+    sigma_k: float
+    a_e: float = 0.8
+    xi: float = 1e-6
+    on_capped: str = "refuse"
+
+    def __post_init__(self):
+        validate.positive("epsilon", self.epsilon)
+        validate.positive("sigma_n", self.sigma_n)
+        validate.positive("sigma_k", self.sigma_k)
+        validate.probability("a_e", self.a_e, low_open=False)
+        validate.positive("xi", self.xi)
+        validate.choice("on_capped", self.on_capped, ON_CAPPED)
+
+
+def resolve(settings: dict) -> dict:
+    return dataclasses.asdict(Config(**settings))
+
+
+def hooks(config: Config) -> tuple:
+    return (DPIS(config),)
+
+
+@dataclass(frozen=True)
+class EpochState:
+    """What one epoch's steps use: N~, K~, C, sigma_G and the clipped norms (shape [N])."""
+
+    n_tilde: float
+    k_tilde: float
+    clip: float
+    sigma_g: float
+    norms: torch.Tensor
+
+    @property
+    def ratio(self) -> float:
+        return self.k_tilde / (self.n_tilde * self.clip)
+
+
+def inclusion_probabilities(norms: torch.Tensor, k_tilde: float, batch_size: int):
+    """``(min(b ||g_i|| / K~, 1), number capped, K~ - b max_i ||g_i||)`` (Section 3.2)."""
+    raw = batch_size * norms.double() / k_tilde
+    return raw.clamp(max=1.0), int((raw > 1).sum()), k_tilde - batch_size * float(norms.max())
+
+
+def event_rdp(event, orders: np.ndarray) -> np.ndarray:
+    """RDP curve of one gradient-step event (DPIS iteration or its DP-SGD fallback)."""
+    if isinstance(event, DpisIterationDpEvent):
+        event = event.as_subsampled_gaussian()
+    return subsampled_gaussian_rdp(event.sampling_probability, event.event.noise_multiplier, 1, orders)
+
+
+class DPIS(Plugin):
+    """The DPIS plug-in (module docstring)."""
+
+    name = "dpis"
+
+    def __init__(self, config: Config):
+        if not isinstance(config, Config):
+            raise ValueError(f"config must be a dpis.Config, got {type(config).__name__}")
+        self.config = config
+        self.n_tilde: float | None = None
+        self.spent_rdp = np.zeros(len(resolve_orders(ORDERS)))
+        self.epoch_state: EpochState | None = None
+        self._probs: torch.Tensor | None = None
+        self._capped_now = 0
+        self._capped, self._min_margin = 0, math.inf
+        self._rdp_cache: dict = {}
+
+    # -- set-up ---------------------------------------------------------------------------
+    def _accountant(self, ctx) -> DPISAccountant:
+        cfg = self.config
+        return DPISAccountant(ctx.config.batch_size, self.n_tilde, ctx.steps_per_epoch, ctx.config.epochs,
+                              cfg.sigma_n, cfg.sigma_k, orders=ORDERS)
+
+    def on_train_start(self, ctx) -> None:
+        tc = ctx.config
+        if not tc.private or tc.clip is None:
+            raise ValueError("DPIS needs a private TrainConfig with clip set")
+        if tc.clip_mode != "flat" or tc.normalize != "expected":
+            raise ValueError("DPIS (Eq. 7) needs clip_mode='flat' and normalize='expected' (the 1/b of Eq. 7)")
+        if self.n_tilde is not None:  # resumed: N~ was released before
+            return
+        n_tilde = float(ctx.release(torch.tensor(float(ctx.n), dtype=torch.float64), 1.0, self.config.sigma_n))
+        if not n_tilde * tc.clip > tc.batch_size * tc.clip + self.config.xi:
+            raise ValueError(f"the released N~ = {n_tilde:.4g} is too small for batch_size={tc.batch_size} "
+                             "(need N~ C > b C + xi): sigma_n is too large")
+        self.n_tilde = n_tilde
+        acct = self._accountant(ctx)
+        fixed = rdp_to_epsilon(acct.fixed_rdp(), resolve_orders(ORDERS), tc.delta, "improved")[0]
+        if fixed >= self.config.epsilon:
+            raise ValueError(f"epsilon = {self.config.epsilon} cannot be met: the N~ and per-epoch K~ releases "
+                             f"alone cost {fixed:.4g} (raise epsilon, sigma_n or sigma_k, or lower epochs)")
+
+    def on_epoch_start(self, ctx, epoch: int) -> None:
+        tc, cfg = ctx.config, self.config
+        norms = ctx.per_example_norms().to(torch.float64).clamp(max=tc.clip)
+        p_k = tc.batch_size / self.n_tilde
+        noisy_sum = ctx.release_subsampled_sum(norms.cpu(), p_k, tc.clip, cfg.sigma_k * p_k)
+        k_tilde = clamp_norm_sum(float(noisy_sum) / p_k, self.n_tilde, tc.batch_size, tc.clip, cfg.xi)
+        ratio = k_tilde / (self.n_tilde * tc.clip)
+        sigma_g = self._accountant(ctx).sigma_for_epoch(epoch + 1, ratio, self.spent_rdp, cfg.epsilon,
+                                                        tc.delta, cfg.a_e)
+        self.epoch_state = EpochState(self.n_tilde, k_tilde, tc.clip, sigma_g, norms.cpu())
+        self._capped, self._min_margin = 0, math.inf
+
+    # -- per step ---------------------------------------------------------------------------
+    def sampling_probabilities(self, ctx):
+        s = self.epoch_state
+        probs, capped, margin = inclusion_probabilities(s.norms, s.k_tilde, ctx.config.batch_size)
+        self._probs, self._capped_now = probs, capped
+        self._capped += capped
+        self._min_margin = min(self._min_margin, margin)
+        if capped and self.config.on_capped == "refuse":
+            raise RuntimeError(f"DPIS: {capped} draw probabilities capped at 1 (K~ = {s.k_tilde:.4g} <= "
+                               f"b max||g|| = {s.k_tilde - margin:.4g}): Lemma 3.1 does not cover this step")
+        return probs, None
+
+    def noise_multiplier(self, ctx) -> float:
+        return self.epoch_state.sigma_g
+
+    def per_example_gradients(self, ctx, grad_fn, params, inputs, targets):
+        """Eq. 7: each drawn gradient rescaled to norm ``K~/N~`` (a zero gradient stays 0)."""
+        grads, losses, outputs = grad_fn(params, inputs, targets)
+        s = self.epoch_state
+        norms = grad_norms(grads)
+        scale = torch.where(norms > 0, (s.k_tilde / s.n_tilde) / norms.clamp(min=torch.finfo(norms.dtype).tiny),
+                            torch.zeros_like(norms))
+        return {k: g * scale.view(-1, *([1] * (g.dim() - 1))).to(g) for k, g in grads.items()}, losses, outputs
+
+    def step_event(self, ctx, noise_multiplier: float):
+        s = self.epoch_state
+        if self._capped_now:  # on_capped == "dpsgd" (sampling_probabilities raised otherwise)
+            rate = min(1.0, ctx.config.batch_size * s.clip / s.k_tilde)
+            return PoissonSampledDpEvent(rate, GaussianDpEvent(s.sigma_g / s.ratio))
+        return DpisIterationDpEvent(batch_size=ctx.config.batch_size, n_tilde=s.n_tilde, ratio=s.ratio,
+                                    sigma_g=s.sigma_g)
+
+    def on_step_end(self, ctx, info: dict) -> None:
+        event = ctx.ledger.entries[-1][0]  # what this step was charged
+        if event not in self._rdp_cache:
+            self._rdp_cache[event] = event_rdp(event, resolve_orders(ORDERS))
+        self.spent_rdp = self.spent_rdp + self._rdp_cache[event]
+
+    def on_epoch_end(self, ctx, record: dict) -> dict:
+        s = self.epoch_state
+        return {"dpis_n_tilde": s.n_tilde, "dpis_k_tilde": s.k_tilde, "dpis_ratio": s.ratio,
+                "dpis_sigma_g": s.sigma_g, "dpis_capped_draws": self._capped,
+                "dpis_min_margin": self._min_margin}
+
+    # -- checkpoints (taken at epoch ends; the next epoch recomputes its state) ------------------
+    def state_dict(self) -> dict:
+        return {"n_tilde": self.n_tilde, "spent_rdp": self.spent_rdp.tolist()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.n_tilde = state["n_tilde"]
+        self.spent_rdp = np.asarray(state["spent_rdp"], dtype=float)
