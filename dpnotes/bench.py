@@ -22,8 +22,6 @@ import torch
 from dpnotes import models, validate
 from dpnotes.train import TrainConfig, build_context, nonprivate_step, private_step
 
-DEFAULT_MODELS = ("tf-mnist-cnn", "dplis-mlp-mnist")
-PAPER_MODELS = ("tf-mnist-cnn", "dplis-mlp-mnist", "sadpsgd-cifar-cnn")
 WARMUP = 2
 
 
@@ -60,7 +58,7 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def bench(model_names=DEFAULT_MODELS, batch_size: int = 256, steps: int = 10,
+def bench(model_names, batch_size: int = 256, steps: int = 10,
           device: str = "cpu") -> list[dict]:
     """Samples per second of a DP step, a non-private step and an opacus step, per model.
 

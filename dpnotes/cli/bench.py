@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import warnings
 
-from dpnotes.bench import DEFAULT_MODELS, PAPER_MODELS, bench, format_table
+# The defaults live here, not in dpnotes.bench, so that `dpnotes --help` does not import torch.
+DEFAULT_MODELS = ("tf-mnist-cnn", "dplis-mlp-mnist")
+PAPER_MODELS = ("tf-mnist-cnn", "dplis-mlp-mnist", "sadpsgd-cifar-cnn")
 
 
 def register(subparsers) -> None:
@@ -24,6 +26,8 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
+    from dpnotes.bench import bench, format_table
+
     # opacus's hooks warn on every forward whose input does not require grad: benign here.
     warnings.filterwarnings("ignore", message="Full backward hook is firing", category=UserWarning)
     if args.threads is not None:
