@@ -6,36 +6,14 @@ from scipy import stats
 from torch import nn
 
 from dpnotes.methods import dplis
-from dpnotes.train import Plugin, TrainConfig, build_context, private_step, train
+from dpnotes.train import Plugin, TrainConfig, build_context, private_step
+
+from toy_runs import data as _data, model as _model, run as _run, strip as _strip
 
 ALPHA = 1e-3  # false-alarm rate of each statistical test below
 CFG = TrainConfig(epochs=2, batch_size=16, lr=0.05, normalize="none", noise_multiplier=1.1,
                   clip=1.0, accountants=("rdp",), seed=3)
 
-
-def _data(n=80, d=5, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, d, generator=g)
-    return x, (x[:, 0] + 0.5 * x[:, 1] > 0).long()
-
-
-def _model(seed=0, d=5):
-    torch.manual_seed(seed)
-    return nn.Sequential(nn.Linear(d, 6), nn.Tanh(), nn.Linear(6, 2))
-
-
-def _run(cfg, plugins=(), checkpoint=None, model_seed=0):
-    model = _model(model_seed)
-    out = train(model, _data(), _data(40, seed=1), cfg, plugins=plugins, progress=False,
-                checkpoint=checkpoint)
-    return out, model
-
-
-def _strip(record):
-    out = {k: v for k, v in record.items() if k != "epochs"}
-    out["final"] = {k: v for k, v in record["final"].items() if k != "wall_s"}
-    out["epochs"] = [{k: v for k, v in e.items() if k != "wall_s"} for e in record["epochs"]]
-    return out
 
 
 def _same_params(a, b):

@@ -6,7 +6,6 @@ import math
 import pytest
 import torch
 from scipy import stats
-from torch import nn
 
 from dpnotes.accounting.registry import price
 from dpnotes.accounting.sadpsgd import sadpsgd_epsilon, sadpsgd_epsilon_sound
@@ -14,34 +13,12 @@ from dpnotes.ledger import CandidateStepDpEvent, GaussianDpEvent, Ledger, Poisso
 from dpnotes.methods import sadpsgd
 from dpnotes.train import Plugin, TrainConfig, build_context, train
 
+from toy_runs import data as _data, model as _model, run as _run, strip as _strip
+
 ALPHA = 1e-3  # false-alarm rate of each statistical test below
 CFG = TrainConfig(epochs=2, batch_size=16, lr=2.0, noise_multiplier=1.0, clip=1.0,
                   accountants=("rdp", "sadpsgd-accepted-only"), seed=3)
 
-
-def _data(n=80, d=5, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, d, generator=g)
-    return x, (x[:, 0] + 0.5 * x[:, 1] > 0).long()
-
-
-def _model(seed=0, d=5):
-    torch.manual_seed(seed)
-    return nn.Sequential(nn.Linear(d, 6), nn.Tanh(), nn.Linear(6, 2))
-
-
-def _run(cfg, plugins=(), checkpoint=None, model_seed=0):
-    model = _model(model_seed)
-    out = train(model, _data(), _data(40, seed=1), cfg, plugins=plugins, progress=False,
-                checkpoint=checkpoint)
-    return out, model
-
-
-def _strip(record):
-    out = {k: v for k, v in record.items() if k != "epochs"}
-    out["final"] = {k: v for k, v in record["final"].items() if k != "wall_s"}
-    out["epochs"] = [{k: v for k, v in e.items() if k != "wall_s"} for e in record["epochs"]]
-    return out
 
 
 def _plugin(**kw):

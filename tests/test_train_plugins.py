@@ -7,7 +7,7 @@ from torch import nn
 from dpnotes.accounting.registry import price
 from dpnotes.ledger import (CandidateStepDpEvent, GaussianDpEvent, Ledger, PoissonSampledDpEvent,
                             event_to_json)
-from dpnotes.train import Plugin, TrainConfig, build_context, private_step, train
+from dpnotes.train import Plugin, TrainConfig, build_context, train
 from dpnotes.train.grads import trainable
 from dpnotes.train.plugins import check_plugins
 from toy_plugins import AcceptIfLossDecreases, ImportanceSampling, Mixup, NoiseSchedule, ParameterSmoothing

@@ -18,7 +18,6 @@ from dpnotes.accounting.accountants import CONVERSION, DEFAULT_ORDERS, accountan
 from dpnotes.accounting.gdp import epsilon_from_mu, mu_from_epsilon, mu_poisson
 from dpnotes.accounting.registry import accountant as registered
 from dpnotes.accounting.rdp import _epsilons, resolve_orders, subsampled_gaussian_rdp, rdp_to_epsilon
-from dpnotes.accounting.tradeoff import integer_steps
 
 _EPS_CAP = 1e6  # eps values above this (including inf) count as "far above any target"
 
