@@ -140,3 +140,17 @@ def test_no_torch_import():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1]).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_totals_merge_interleaved_releases_and_price_the_same():
+    from dpnotes.accounting.registry import price
+
+    a = PoissonSampledDpEvent(0.01, GaussianDpEvent(1.0))
+    b = CandidateStepDpEvent(a, False)
+    ledger = Ledger()
+    for i in range(50):
+        ledger.append(a if i % 2 else b)
+    totals = ledger.totals()
+    assert len(ledger) == 50 and totals.entries == ((b, 25), (a, 25))
+    names = ["rdp", "clt", "sadpsgd-accepted-only"]
+    assert price(totals, 1e-5, names) == price(ledger, 1e-5, names)

@@ -33,11 +33,22 @@ def check_count(count, name: str = "count") -> float:
     return count
 
 
+def _key(event: DpEvent):
+    """A dict key for ``event``: itself, or its repr (attrs reprs show every field) when it
+    holds a list (``ComposedDpEvent``) and is therefore unhashable."""
+    try:
+        hash(event)
+    except TypeError:
+        return repr(event)
+    return event
+
+
 class Ledger:
     """Append-only list of ``(event, count)`` entries, run-length compressed."""
 
     def __init__(self, entries=()):
         self._entries: list[tuple[DpEvent, float]] = []
+        self._totals: dict = {}  # _key(event) -> (event, count) per distinct event, kept as entries grow
         for event, count in entries:
             self.append(event, count)
 
@@ -46,6 +57,8 @@ class Ledger:
         if not isinstance(event, DpEvent):
             raise ValueError(f"a ledger records DpEvent instances, got {type(event).__name__}: {event!r}")
         count = check_count(count)
+        key = _key(event)
+        self._totals[key] = (event, self._totals.get(key, (event, 0))[1] + count)
         if self._entries and self._entries[-1][0] == event:
             self._entries[-1] = (event, self._entries[-1][1] + count)
         else:
@@ -60,6 +73,13 @@ class Ledger:
     def total_count(self) -> float:
         """The number of releases recorded (the sum of the counts)."""
         return sum(count for _, count in self._entries)
+
+    def totals(self) -> Ledger:
+        """The same releases with one entry per distinct event (in order of first release).
+        Composition is commutative, so every accountant prices it as the ledger itself; it is
+        what the loop prices before each step when a run stops at a target eps (its size is
+        the number of distinct events, however the releases interleave)."""
+        return Ledger(self._totals.values())
 
     def __len__(self) -> int:
         """The number of entries (runs of equal events), not of releases."""
