@@ -1,0 +1,216 @@
+"""The SA-DPSGD chapter (dpnotes.experiments.sadpsgd, dpnotes.report.sadpsgd): accounting, configs, runs.
+
+Paper values and settings are read from the claims registry, never typed in here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dpnotes import claims
+from dpnotes.accounting.sadpsgd import sadpsgd_epsilon, sadpsgd_epsilon_sound
+from dpnotes.experiments import resolve
+from dpnotes.experiments import sadpsgd as sa
+from dpnotes.experiments.measurement import Measurement
+from dpnotes.report.verdicts import judge
+from dpnotes.results import PROFILES
+
+DATASETS = sa.DATASETS
+
+
+def q_sigma_delta(ds):
+    size = "mnist" if ds == "fmnist" else ds  # Section 4.1 gives one size for both 28x28 sets
+    b = claims.setting(f"sadpsgd.table2.{ds}.batch_size")
+    n = claims.setting(f"sadpsgd.data.{size}.n_train")
+    return b / n, claims.setting(f"sadpsgd.table2.{ds}.sigma"), claims.setting(f"sadpsgd.table2.{ds}.delta")
+
+
+# --------------------------------------------------------------------------------------
+# Theorem 1 at Table 2's settings.
+
+@pytest.mark.parametrize("ds", DATASETS)
+def test_tau_is_the_last_accepted_count_within_the_papers_budget(ds):
+    tau, budget = sa.tau_at(ds), claims.setting(f"sadpsgd.table2.{ds}.epsilon")
+    q, sigma, delta = q_sigma_delta(ds)
+    # Independently of the registry accountant: the paper's formula, integer orders, classic.
+    assert sadpsgd_epsilon(q, sigma, tau, delta)[0] <= budget < sadpsgd_epsilon(q, sigma, tau + 1, delta)[0]
+    assert sa.eps_paper(ds, tau) == pytest.approx(sadpsgd_epsilon(q, sigma, tau, delta)[0], rel=1e-12)
+    # The orders are the paper's (Sec. 3.3): an integer in alpha_min..alpha_max.
+    order = sadpsgd_epsilon(q, sigma, tau, delta)[1]
+    assert order == int(order)
+    assert claims.setting("sadpsgd.accounting.alpha_min") <= order <= claims.setting("sadpsgd.accounting.alpha_max")
+
+
+def test_tau_matches_the_research_notes_independent_count():
+    # The research note (shared/research/dplis-sadpsgd.md, Sec. 2) counted, with other code,
+    # the steps a loop `while eps < 3` makes: ours is the last count within the budget, one less.
+    assert [sa.tau_at(ds) + 1 for ds in DATASETS] == [4699, 1158, 1436]
+
+
+@pytest.mark.parametrize("ds", DATASETS)
+def test_rejected_candidates_cost_nothing_under_theorem1_and_everything_under_sound_accounting(ds):
+    tau = sa.tau_at(ds)
+    q, sigma, delta = q_sigma_delta(ds)
+    assert sa.eps_paper(ds, tau, 3 * tau) == sa.eps_paper(ds, tau)
+    assert sa.eps_all(ds, tau, 3 * tau) == pytest.approx(sadpsgd_epsilon_sound(q, sigma, 4 * tau, delta)[0], rel=1e-12)
+
+
+@pytest.mark.parametrize("ds", DATASETS)
+@pytest.mark.parametrize("rate", [1.0, 0.9, 0.5, 0.25])
+def test_sound_eps_is_never_below_the_papers(ds, rate):
+    for tau in (1, 10, sa.tau_at(ds) // 3, sa.tau_at(ds)):
+        rejected = round(tau / rate) - tau
+        paper = sa.eps_paper(ds, tau, rejected)
+        assert sa.eps_all(ds, tau, rejected) >= paper - 1e-12
+        if rejected:
+            assert sa.eps_all(ds, tau, rejected) > paper
+            # the registry's sound accountants too (other orders or conversion; tight PLD aside)
+            assert sa.eps_sound(ds, tau, rejected, ("rdp-classic",))["rdp-classic"] > paper
+
+
+@pytest.mark.parametrize("ds", DATASETS)
+def test_worst_case_is_mu0_rejections_before_each_accept(ds):
+    tau, mu0 = sa.tau_at(ds), claims.setting(f"sadpsgd.table2.{ds}.mu0")
+    assert sa.worst_case_candidates(ds) == (mu0 + 1) * tau
+    worst = sa.eps_all(ds, tau, sa.worst_case_candidates(ds) - tau)
+    assert worst > 2 * claims.setting(f"sadpsgd.table2.{ds}.epsilon")
+    assert sa.eps_sound(ds, tau, sa.worst_case_candidates(ds) - tau, ("pld",))["pld"] < worst
+
+
+# --------------------------------------------------------------------------------------
+# Break-even acceptance rate.
+
+def test_steps_for_inverts_the_formula():
+    for ds in DATASETS:
+        for eps in (1.0, 2.5, 6.0):
+            assert sa.eps_all(ds, sa.steps_for(ds, eps)) == pytest.approx(eps, rel=1e-9)
+
+
+@pytest.mark.parametrize("ds", DATASETS)
+def test_break_even_rate_is_where_the_two_accountings_cross(ds):
+    for level in sa.table3_levels(ds):
+        row = sa.table3_break_even(ds, level)
+        rate, tau = row["break_even_rate"], sa.steps_for(ds, row["eps_s"])
+        assert 0 < rate < 1
+        assert sa.eps_paper(ds, tau) == pytest.approx(row["eps_s"], rel=1e-9)
+        # priced as a ledger: tau accepted and tau/rate - tau rejected candidates
+        at = sa.eps_all(ds, tau, tau / rate - tau)
+        assert at == pytest.approx(row["eps_baseline"], rel=1e-6)
+        above = sa.eps_all(ds, tau, tau / (rate / 1.01) - tau)  # lower acceptance: more candidates
+        below = sa.eps_all(ds, tau, tau / min(1.0, rate * 1.01) - tau)
+        assert above > row["eps_baseline"] > below
+
+
+def test_break_even_reads_the_lowest_numeric_baseline_of_each_row():
+    for ds in DATASETS:
+        for level in sa.table3_levels(ds):
+            row = sa.table3_break_even(ds, level)
+            base = f"sadpsgd.table3.{ds}.{level}"
+            numbers = [claims.get(f"{base}.eps_{k}").number for k in "dha"]
+            assert row["eps_baseline"] == min(n for n in numbers if n is not None)
+            assert row["eps_s"] == claims.value(f"{base}.eps_s")
+
+
+# --------------------------------------------------------------------------------------
+# Verdicts.
+
+def test_accounting_statements_are_decided_by_computation():
+    evidence = {m.claim_id: judge(claims.get(m.claim_id), m) for m in sa.measure([])}
+    assert evidence["sadpsgd.thm1.accepted_steps_only"].verdict == "not_reproduced"
+    assert evidence["sadpsgd.sec3_3.classic_conversion"].verdict == "reproduced"
+    assert all(e.verdict == "not_run" for cid, e in evidence.items()
+               if cid not in ("sadpsgd.thm1.accepted_steps_only", "sadpsgd.sec3_3.classic_conversion"))
+
+
+def test_measure_returns_only_registered_ids_once_and_every_other_claim_has_a_reason():
+    registered = {c.id for c in claims.load("sadpsgd")}
+    measured = sa.measure([])
+    assert all(isinstance(m, Measurement) for m in measured)
+    ids = [m.claim_id for m in measured]
+    assert len(ids) == len(set(ids)) and set(ids) <= registered
+    for cid in registered - set(ids):
+        assert cid in sa.NOT_RUN, cid
+    assert set(sa.NOT_RUN) <= registered
+
+
+def test_training_claims_read_only_current_paper_profile_records():
+    config = next(c for c in sa.configs("paper") if c["experiment"] == "table1.mnist.sa_dpsgd")
+    spec = resolve(config)
+    record = {"id": spec.id, "spec": spec.to_dict(), "final": {"test_acc": 0.5, "steps": 10, "accepted_steps": 5}}
+    stale = {**record, "id": "0" * 16}
+    got = {m.claim_id: m for m in sa.measure([record, stale])}
+    m = got["sadpsgd.table1.mnist.sa_dpsgd"]
+    assert m.kind == "training" and m.values == (50.0,) and m.record_ids == (spec.id,)
+
+
+# --------------------------------------------------------------------------------------
+# Configs.
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_configs_resolve_to_valid_unique_specs(profile):
+    specs = [resolve(c) for c in sa.configs(profile)]
+    assert specs and len({s.id for s in specs}) == len(specs)
+    assert len({(s.experiment, s.seed) for s in specs}) == len(specs)
+    for s in specs:
+        assert s.paper == "sadpsgd" and s.method in ("sadpsgd", "dpsgd")
+        ds = s.experiment.split(".")[1]
+        assert s.train["noise_multiplier"] == claims.setting(f"sadpsgd.table2.{ds}.sigma")
+        assert s.train["clip"] == claims.setting(f"sadpsgd.table2.{ds}.clip")
+        if s.method == "sadpsgd":
+            assert s.method_config == {"Q0": claims.setting(f"sadpsgd.table2.{ds}.q0"),
+                                       "mu0": claims.setting(f"sadpsgd.table2.{ds}.mu0")}
+            assert s.train["target_epsilon"] is not None or s.train["max_accepted_steps"] is not None
+
+
+def test_paper_profile_runs_to_the_papers_budgets_with_enough_epochs():
+    specs = [resolve(c) for c in sa.configs("paper")]
+    assert {s.seed for s in specs} == set(range(int(claims.setting("sadpsgd.n_runs"))))
+    for s in specs:
+        ds = s.experiment.split(".")[1]
+        table = s.experiment.split(".")[0]
+        budget = claims.setting("sadpsgd.table3.max_epsilon") if table == "table3" else \
+            claims.setting(f"sadpsgd.table2.{ds}.epsilon")
+        assert s.train["target_epsilon"] == budget and s.train["target_accountant"] == sa.ACCEPTED_ONLY
+        assert s.train["batch_size"] == claims.setting(f"sadpsgd.table2.{ds}.batch_size")
+        assert s.train["lr"] == claims.setting(f"sadpsgd.table2.{ds}.lr")
+        assert s.subset == {}
+        spe = int(sa.setting(ds)["n_train"] // s.train["batch_size"])
+        needed = sa.worst_case_candidates(ds) if s.method == "sadpsgd" else sa.steps_for(ds, budget)
+        assert s.train["epochs"] * spe >= needed
+    # no ReLU CIFAR-10 model: no DPSGD[4] run there
+    assert not [s for s in specs if s.experiment.startswith("table") and s.experiment.endswith("cifar10.dpsgd")]
+
+
+def test_bad_inputs_name_the_parameter():
+    with pytest.raises(ValueError, match="profile"):
+        sa.configs("huge")
+    with pytest.raises(ValueError, match="dataset"):
+        sa.setting("svhn")
+    with pytest.raises(ValueError, match="epsilon"):
+        sa.tau_at("mnist", -1.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        sa.tau_at("mnist", 1e-3)
+    with pytest.raises(ValueError, match="tau"):
+        sa.worst_case_candidates("mnist", 0)
+    with pytest.raises(ValueError, match="dataset"):
+        sa.load("svhn")
+
+
+# --------------------------------------------------------------------------------------
+# A smoke run end to end.
+
+def test_smoke_execute_end_to_end():
+    for config in sa.configs("smoke"):
+        spec = resolve(config)
+        out = sa.execute(spec, progress=False)
+        final, privacy = out["final"], out["privacy"]
+        assert 0 <= final["test_acc"] <= 1 and final["steps"] >= final["accepted_steps"] >= 1
+        eps = privacy["epsilon"]
+        assert eps["rdp-classic"]["epsilon"] > 0
+        if spec.method == "sadpsgd":
+            assert final["stopped_by"] == "max_accepted_steps"
+            assert final["accepted_steps"] == spec.train["max_accepted_steps"]
+            # the record's Theorem 1 eps is that of its accepted steps; its ledger holds candidates
+            assert eps[sa.ACCEPTED_ONLY]["epsilon"] == pytest.approx(sadpsgd_epsilon(
+                privacy["q"], privacy["noise_multiplier"], final["accepted_steps"], privacy["delta"])[0], rel=1e-12)
+            assert all(e["event"]["type"] == "CandidateStepDpEvent" for e in privacy["ledger"])
