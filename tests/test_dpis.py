@@ -1,0 +1,177 @@
+"""DPIS (Wei et al., CCS 2022) experiments module: accounting claims, Fig. 1's implied batch size,
+configs, a smoke run end to end, and the measurements' ids."""
+
+import json
+
+import pytest
+import torch
+
+from dpnotes import claims
+from dpnotes.experiments import dpis, resolve
+from dpnotes.report import paper_table
+from dpnotes.results import PROFILES, Store
+
+SIGMA = claims.get("dpis.sec3_3.fig1c.dpsgd_sigma")
+
+
+def _fig1c():
+    return (claims.setting("dpis.data.fmnist.n_train"), claims.setting("dpis.setup.epsilon5"),
+            claims.setting("dpis.fig1.delta"))
+
+
+def test_figure1c_sigma_implies_b_256_not_tramer_boneh_2048():
+    n, eps, delta = _fig1c()
+    at_256 = dpis.dpsgd_epsilon(SIGMA.number, 256, n, dpis.FIG1C_EPOCHS, delta)
+    at_2048 = dpis.dpsgd_epsilon(SIGMA.number, dpis.TRAMER_BONEH["fashion-mnist"]["batch_size"], n,
+                                 dpis.FIG1C_EPOCHS, delta)
+    assert at_256 <= eps < at_2048
+    assert at_2048 > 3 * eps  # far outside the budget, not a rounding matter
+    assert dpis.implied_batch_sizes() == [256]
+
+
+def test_figure1_batch_rows_are_monotone_and_calibrated():
+    n, eps, delta = _fig1c()
+    rows = dpis.figure1_batch_sizes()
+    sigmas = [r["sigma_for_eps"] for r in rows]
+    assert sigmas == sorted(sigmas)  # at fixed epochs, a larger batch needs more noise
+    for r in rows:
+        assert dpis.dpsgd_epsilon(r["sigma_for_eps"], r["batch_size"], n, dpis.FIG1C_EPOCHS, delta) <= eps + 1e-6
+        assert (r["eps_at_printed_sigma"] <= eps) == (r["sigma_for_eps"] <= SIGMA.number)
+
+
+def test_sigma_dpis_le_dpsgd_statement_computed_and_reproduced():
+    (m,) = [m for m in dpis.measure([]) if m.claim_id == "dpis.sec3_3.sigma_dpis_le_dpsgd"]
+    assert m.kind == "statement" and m.values == (True,)
+    rows = dpis.sigma_le_dpsgd()["rows"]
+    for r in rows:
+        assert r["dpis_sigma"] <= r["dpsgd_sigma"] * (1 + 1e-9)
+        if r["ratio"] < 1:
+            assert r["dpis_sigma"] < r["dpsgd_sigma"]  # strictly less noise below ratio 1
+
+
+def test_sigma_at_ratio_one_is_dpsgd_and_decreases_with_ratio():
+    n, eps, delta = _fig1c()
+    base = dpis.dpsgd_sigma(eps, 256, n, 10, delta)
+    assert dpis.sigma_at_ratio(1.0, eps, 256, n, 10, delta) == pytest.approx(base, rel=1e-6)
+    values = [dpis.sigma_at_ratio(r, eps, 256, n, 10, delta) for r in (0.2, 0.5, 1.0)]
+    assert values == sorted(values)
+
+
+def test_paper_table_verdicts(tmp_path):
+    table = paper_table("dpis", store=Store(tmp_path))
+    row = table[table["claim"] == "dpis.sec3_3.sigma_dpis_le_dpsgd"].iloc[0]
+    assert row["verdict"] == "reproduced"
+    fig = table[table["claim"] == "dpis.sec3_3.fig1c.dpsgd_sigma"].iloc[0]
+    assert fig["verdict"] == "not_run" and "unpublished setting" in str(fig["evidence"])
+    imdb = table[table["claim"].str.startswith("dpis.table3.imdb")]
+    assert len(imdb) and all("GloVe" in str(e) for e in imdb["evidence"])
+    assert not any(str(e) == dpis.NOT_RUN_DEFAULT for e in table["evidence"])  # every reason is specific
+
+
+def test_every_claim_is_measured_or_has_a_specific_reason():
+    ids = {c.id for c in claims.load("dpis")}
+    measured = {m.claim_id for m in dpis.measure([])}
+    assert measured <= ids and len(measured) == len(dpis.measure([]))
+    assert set(dpis.NOT_RUN) | measured == ids and not set(dpis.NOT_RUN) & measured
+
+
+def test_precondition_needs_k_times_the_eq12_floor_and_fails_on_cifar_settings():
+    rows = {r["dataset"]: r for r in dpis.precondition_frame()}
+    for r in rows.values():
+        assert r["lemma31_needs_ratio_above"] == pytest.approx(r["k"] * r["eq12_floor_ratio"])
+    assert rows["cifar10"]["lemma31_needs_ratio_above"] > 0.8 > rows["mnist"]["lemma31_needs_ratio_above"]
+    # Single-stage sampling: Eq. 12's floor K~ >= b C keeps every probability <= 1 ...
+    norms = torch.full((1000,), 0.1, dtype=torch.float64)
+    b, clip = 64, 0.1
+    assert dpis.capped_draws(norms, b * clip + 1e-6, b) == 0
+    # ... the first stage's k b ||g|| / K~ is capped as soon as K~ < k b C.
+    assert dpis.capped_draws(norms, b * clip + 1e-6, b, k=5) == 1000
+
+
+def test_eq11_charge_is_sound_and_its_cost_small():
+    out = dpis.eq11_cost()
+    assert out["multiplier_ours"] < out["multiplier_eq19"]  # less noise relative to C/p_K
+    assert out["sigma_g_ours"] >= out["sigma_g_eq19"] >= out["sigma_dpsgd_same_steps"] * (1 - 1e-5)  # calibration tol
+    assert out["sigma_g_ours"] - out["sigma_dpsgd_same_steps"] < 1e-3 * out["sigma_dpsgd_same_steps"]
+
+
+def test_line32_divides_the_estimate_by_b_eq7_is_unbiased():
+    b = 64
+    out = dpis.line32_vs_eq7(batch_size=b)
+    assert out["capped"] == 0
+    assert out["term_norm_eq7"] == pytest.approx(out["k_over_n"])
+    assert out["term_norm_line32"] == pytest.approx(out["k_over_n"] / b)
+    assert out["bias_eq7"] < 1e-12
+    assert out["ratio_line32"] == pytest.approx(1 / b)
+
+
+@pytest.mark.slow
+def test_schedule_is_constant_at_ratio_one_and_drops_in_phase_two():
+    # Figure 1c's setting (b = 256, ours); ~30 s: integer-order RDP is evaluated in Python.
+    n, eps, delta = _fig1c()
+    flat = dpis.schedule(1.0, 0.8)
+    dpsgd = dpis.noise_multiplier(eps, 256 / n, round(n / 256) * dpis.FIG1C_EPOCHS, delta, accountant="dpis")
+    assert max(flat) - min(flat) < 1e-6 and abs(flat[0] - dpsgd) < 1e-3 * dpsgd
+    half = dpis.schedule(0.5, 0.8)
+    split = int(0.8 * dpis.FIG1C_EPOCHS)
+    drops = [half[i] - half[i + 1] for i in range(len(half) - 1)]
+    assert max(range(len(drops)), key=drops.__getitem__) == split - 1  # the largest drop enters phase 2
+    assert all(d >= -1e-9 for d in drops)
+    last_only = dpis.schedule(0.5, 1.0)  # a_E = 1 (Table 2, FMNIST): the big drop only at the last epoch
+    drops1 = [last_only[i] - last_only[i + 1] for i in range(len(last_only) - 1)]
+    assert max(range(len(drops1)), key=drops1.__getitem__) == len(drops1) - 1
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_configs_resolve_to_valid_unique_specs(profile):
+    configs = dpis.configs(profile)
+    specs = [resolve(c) for c in configs]
+    assert len({s.id for s in specs}) == len(specs)
+    assert len({(c["experiment"], c["seed"]) for c in configs}) == len(configs)
+    for c in configs:
+        json.dumps(c)
+        assert c["paper"] == "dpis" and c["profile"] == profile
+    if profile == "paper":
+        assert configs == []  # the epochs per eps are unpublished
+    else:
+        assert {c["method"] for c in configs} == {"dpis", "dpsgd"}
+
+
+def test_smoke_configs_use_the_papers_settings():
+    dp, sgd = dpis.configs("smoke")
+    n = dp["subset"]["train"]
+    assert dp["method_config"]["sigma_n"] == pytest.approx(claims.setting("dpis.setup.sigma_n_over_n") * n)
+    assert dp["method_config"]["a_e"] == claims.setting("dpis.table2.mnist.a_e")
+    eps = dp["method_config"]["epsilon"]
+    assert eps == claims.setting("dpis.setup.epsilon5")
+    t = sgd["train"]
+    sigma = dpis.noise_multiplier(eps, t["batch_size"] / n, t["steps_per_epoch"] * t["epochs"], t["delta"],
+                                  accountant="dpis")
+    assert t["noise_multiplier"] == pytest.approx(sigma)
+    assert t["momentum"] == claims.setting("dpis.setup.momentum") and t["optimizer"] == "momentum"
+
+
+def test_bad_inputs_name_the_parameter():
+    with pytest.raises(ValueError, match="profile"):
+        dpis.configs("huge")
+    with pytest.raises(ValueError, match="ratio"):
+        dpis.sigma_at_ratio(0.001, 1.0, 256, 60000, 10, 1e-5)
+    with pytest.raises(ValueError, match="batch_size"):
+        dpis.dpsgd_epsilon(0.8, 70000, 60000, 10, 1e-5)
+    with pytest.raises(ValueError, match="sigma"):
+        dpis.dpsgd_epsilon(0.0, 256, 60000, 10, 1e-5)
+    with pytest.raises(ValueError, match="dataset"):
+        dpis._images("cifar100", 10, 10, "scatternet-cnn")
+
+
+def test_smoke_execute_end_to_end():
+    dp, sgd = (resolve(c) for c in dpis.configs("smoke"))
+    out = dpis.execute(dp, progress=False)
+    eps = dp.method_config["epsilon"]
+    assert out["privacy"]["epsilon"]["dpis"]["epsilon"] <= eps + 1e-9
+    (epoch,) = out["epochs"]
+    assert epoch["dpis_capped_draws"] == 0 and epoch["dpis_min_margin"] > 0
+    assert 0 < epoch["dpis_ratio"] <= 1 and epoch["dpis_sigma_g"] > 0
+    assert out["final"]["steps"] == dp.train["steps_per_epoch"]
+    base = dpis.execute(sgd, progress=False)
+    assert base["privacy"]["epsilon"]["dpis"]["epsilon"] <= eps + 1e-6
