@@ -1,5 +1,11 @@
 """Where a record's numbers came from: the source tree, the device, the libraries.
 
+A copy of the tree without ``.git`` (e.g. the working tree sent to a lent GPU machine) can
+still prove its commit: :func:`write_manifest` records, from a clean checkout, the commit and
+the git blob hash of every tracked file; with ``$DPNOTES_SOURCE_MANIFEST`` pointing at that
+file, :func:`source_state` re-hashes the copy's files and calls it clean only if every one
+matches.
+
 A run is made of one or more *segments* (a run killed and resumed has two): each segment
 records the commit it ran at, whether the tree had uncommitted changes, when it started,
 its wall time, its device and the library versions. Records of the ``paper`` profile may
@@ -10,6 +16,9 @@ changes (they are data, not code).
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
+import os
 import platform
 import subprocess
 from pathlib import Path
@@ -36,14 +45,46 @@ def _git(args: list[str], cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
 
 
+def blob_hash(data: bytes) -> str:
+    """Git's object id of a file's content: sha1 of ``b"blob <size>\\0" + data``."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def write_manifest(out: Path, path: Path | None = None) -> dict:
+    """Write ``{"commit", "files": {path: blob hash}}`` of the clean checkout holding ``path``."""
+    cwd = Path(path or Path(__file__).parent)
+    state = source_state(cwd)
+    if state["commit"] is None or state["dirty"]:
+        raise RuntimeError(f"a source manifest is written from a clean git checkout only: {state['changed'][:5]}")
+    files = {}
+    for line in _git(["ls-files", "-s", "--full-name"], cwd).splitlines():
+        meta, name = line.split("\t", 1)
+        files[name] = meta.split()[1]
+    manifest = {"commit": state["commit"], "files": files}
+    Path(out).write_text(json.dumps(manifest, indent=0, sort_keys=True))
+    return manifest
+
+
+def _state_from_manifest(manifest_path: Path, root: Path) -> dict:
+    manifest = json.loads(Path(manifest_path).read_text())
+    changed = [name for name, blob in manifest["files"].items() if not name.startswith(DATA_PATHS)
+               and (not (root / name).is_file() or blob_hash((root / name).read_bytes()) != blob)]
+    return {"commit": manifest["commit"], "dirty": bool(changed), "changed": changed}
+
+
 def source_state(path: Path | None = None) -> dict:
     """``{"commit": sha or None, "dirty": bool, "changed": [paths]}`` of the checkout holding
-    the package (``commit`` is None outside git; changes under :data:`DATA_PATHS` ignored)."""
+    the package (changes under :data:`DATA_PATHS` ignored). Outside git: verified against
+    ``$DPNOTES_SOURCE_MANIFEST`` if set, else ``commit`` None and dirty."""
     cwd = Path(path or Path(__file__).parent)
     try:
         commit = _git(["rev-parse", "HEAD"], cwd).strip()
         status = _git(["status", "--porcelain", "--untracked-files=no"], cwd)
     except (OSError, subprocess.CalledProcessError):
+        manifest = os.environ.get("DPNOTES_SOURCE_MANIFEST")
+        if manifest:
+            root = Path(path) if path is not None else Path(__file__).resolve().parents[1]
+            return _state_from_manifest(Path(manifest), root)
         return {"commit": None, "dirty": True, "changed": ["(not a git checkout)"]}
     changed = [line[3:] for line in status.splitlines() if line[3:] and not line[3:].startswith(DATA_PATHS)]
     return {"commit": commit, "dirty": bool(changed), "changed": changed}

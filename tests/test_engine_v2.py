@@ -266,3 +266,34 @@ def test_stale_records_are_found(tmp_path, toy, monkeypatch):
     monkeypatch.setattr(Toy, "DATA_VERSION", 2)  # the pipeline changed: the record is stale
     (old,) = runner.stale("gdp", store)
     assert old["spec"]["experiment"] == "toy"
+
+
+def test_a_copy_without_git_proves_its_commit_with_a_manifest(tmp_path, monkeypatch):
+    import shutil
+    import subprocess
+
+    repo, copy = tmp_path / "repo", tmp_path / "copy"
+    (repo / "pkg").mkdir(parents=True)
+    (repo / "pkg" / "a.py").write_text("x = 1\n")
+    (repo / "results").mkdir()
+    (repo / "results" / "r.json").write_text("{}\n")
+    git = lambda *a: subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *a], cwd=repo,  # noqa: E731
+                                    check=True, capture_output=True, text=True).stdout
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-qm", "x")
+    manifest = provenance.write_manifest(tmp_path / "manifest.json", repo)
+    assert manifest["commit"] == git("rev-parse", "HEAD").strip()
+    assert manifest["files"]["pkg/a.py"] == provenance.blob_hash(b"x = 1\n")
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".git"))
+    monkeypatch.setenv("DPNOTES_SOURCE_MANIFEST", str(tmp_path / "manifest.json"))
+    assert provenance.source_state(copy) == {"commit": manifest["commit"], "dirty": False, "changed": []}
+    (copy / "results" / "r.json").write_text("[]\n")  # data, not code
+    assert not provenance.source_state(copy)["dirty"]
+    (copy / "pkg" / "a.py").write_text("x = 2\n")
+    assert provenance.source_state(copy)["changed"] == ["pkg/a.py"]
+    monkeypatch.delenv("DPNOTES_SOURCE_MANIFEST")
+    assert provenance.source_state(copy)["commit"] is None
+    (repo / "pkg" / "a.py").write_text("x = 3\n")
+    with pytest.raises(RuntimeError, match="clean git checkout"):
+        provenance.write_manifest(tmp_path / "m2.json", repo)
