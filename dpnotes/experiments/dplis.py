@@ -486,6 +486,10 @@ def _not_run() -> dict[str, str]:
             f"the privacy unit behind q is not given: with N = {reddit.n} training comments, "
             f"L = {reddit.batch_size} and sigma {reddit.sigma:g}, one epoch already gives eps "
             f"{one_epoch:.2f}, above every Table 5 column")
+    reasons["dplis.sec1.fig1_flat_surface"] = (
+        "needs the pretrained ResNet-56 of Li et al.'s loss-surface code (not available offline) and a GPU")
+    reasons["dplis.sec3_1.fig2_toy_flat_minimum"] = (
+        "the toy's settings (loss centres, lr, sigma, C, steps, K, smoothing scale) are missing from the paper")
     for cid, _ in eps_columns():  # computed by measure(), whatever data they tabulate
         reasons.pop(cid, None)
     for claim in claims.load(PAPER):
