@@ -260,14 +260,14 @@ def _table4_claims() -> list[Measurement]:
             f"dplis.table4.{name}.n_train_per_class", n / m,
             f"arithmetic only: N_train / M of the paper's own Table 4 row ({label} is offline)"))
     out.append(measurement.exact(
-        "dplis.table4.pubfig83.n_train", _s("setup.pubfig83_n_images") - _s("setup.pubfig83_n_test"),
+        "dplis.table4.pubfig83.n_train", int(_s("setup.pubfig83_n_images") - _s("setup.pubfig83_n_test")),
         "arithmetic only: Section 5.1's image count minus its test-set size (PubFig83 offline)"))
     out.append(measurement.exact(
         "dplis.table4.pubfig83.n_classes", _s("setup.pubfig83_n_test") / _s("setup.pubfig83_test_per_identity"),
         "arithmetic only: Section 5.1's test-set size / test images per identity (PubFig83 offline)"))
     out.append(measurement.exact(
         "dplis.table4.celeba1000.n_train",
-        _s("setup.celeba1000_n_identities") * _s("setup.celeba1000_images_per_identity") - _s("setup.celeba1000_n_test"),
+        int(_s("setup.celeba1000_n_identities") * _s("setup.celeba1000_images_per_identity") - _s("setup.celeba1000_n_test")),
         "arithmetic only: Section 5.1's identities x images per identity minus its test-set size (CelebA offline)"))
     return out
 
