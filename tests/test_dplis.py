@@ -1,0 +1,207 @@
+"""The DPlis chapter (dpnotes.experiments.dplis): accounting of the eps columns, configs, runs, verdicts.
+
+Paper values are read from the claims registry, never typed in here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from dpnotes import claims
+from dpnotes.accounting.rdp import rdp_epsilon
+from dpnotes.accounting.registry import price
+from dpnotes.experiments import dplis, resolve
+from dpnotes.report.verdicts import judge, printed
+from dpnotes.results import PROFILES
+from dpnotes.train import TrainConfig
+
+
+@pytest.fixture(scope="module")
+def evidence():
+    return {m.claim_id: judge(claims.get(m.claim_id), m) for m in dplis.measure([])}
+
+
+# --------------------------------------------------------------------------------------
+# Accounting.
+
+def test_setting_is_the_papers_sampling():
+    s = dplis.setting("mnist")
+    assert s.n == claims.get("dplis.table4.mnist.n_train").number
+    assert s.batch_size == claims.setting("dplis.table1.mnist.batch_size")
+    assert s.q == s.batch_size / s.n and s.steps_per_epoch == s.n // s.batch_size
+    assert dplis.setting("celeba_pubfig83").n == claims.setting("dplis.setup.pubfig83_n_train")
+
+
+def test_epsilon_is_integer_order_classic_rdp_of_whole_epochs():
+    s = dplis.setting("cifar10")
+    expected = rdp_epsilon(s.q, s.sigma, 7 * s.steps_per_epoch, dplis.DELTA, orders="integer",
+                           conversion="classic")[0]
+    assert dplis.epsilon("cifar10", 7) == pytest.approx(expected, rel=1e-12)
+    # The registry's only integer-order classic accountant (SA-DPSGD's) prices the same ledger
+    # identically when it holds no candidate steps.
+    priced = price(s.ledger(7), dplis.DELTA, "sadpsgd-accepted-only")["sadpsgd-accepted-only"]["epsilon"]
+    assert dplis.epsilon("cifar10", 7) == pytest.approx(priced, rel=1e-9)
+    assert dplis.epsilon("cifar10", 8) > dplis.epsilon("cifar10", 7)
+
+
+@pytest.mark.parametrize("cid,datasets", dplis.eps_columns())
+def test_every_attained_eps_column_prints_as_the_paper(cid, datasets):
+    claim = claims.get(cid)
+    for d in datasets:
+        m = dplis.column_match(cid, d)
+        assert m.below[1] <= claim.number < m.above[1] and m.above[0] == m.below[0] + 1
+        assert m.epoch in (m.below[0], m.above[0])
+        assert abs(m.eps - claim.number) <= min(abs(m.below[1] - claim.number), abs(m.above[1] - claim.number))
+        assert m.attained == (printed(claim, m.eps) == claim.value)
+        assert m.eps == pytest.approx(dplis.epsilon(d, m.epoch))
+
+
+def test_unattained_columns_are_detected_and_not_reproduced(evidence):
+    missed = {(m.claim_id, m.dataset) for m in dplis.unattained_columns()}
+    # No epoch boundary of those data sets prints the paper's value: neither neighbour does.
+    for cid, d in missed:
+        m, claim = dplis.column_match(cid, d), claims.get(cid)
+        assert printed(claim, m.below[1]) != claim.value and printed(claim, m.above[1]) != claim.value
+        assert evidence[cid].verdict == "not_reproduced"
+        assert "no epoch boundary prints" in judge(claims.get(cid), _measured(cid)).evidence
+    table3 = [c for c, _ in missed if c.startswith("dplis.table3")]
+    table2 = [c for c, _ in missed if c.startswith("dplis.table2")]
+    assert len(table3) == 3 and len(dplis.eps_columns()) - 4 == 15  # 12 of Table 3's 15 reproduce
+    assert {d for _, d in missed if _.startswith("dplis.table2")} == {"mnist", "cifar10"}
+    assert len(table2) == 2
+    for cid, datasets in dplis.eps_columns():
+        if cid not in {c for c, _ in missed}:
+            assert evidence[cid].verdict == "reproduced", evidence[cid]
+
+
+def _measured(cid):
+    return next(m for m in dplis.measure([]) if m.claim_id == cid)
+
+
+def test_tf_tutorial_orders_miss_a_column_that_integer_orders_print():
+    # The registry's rdp-classic (TF-tutorial orders) is not the paper's accountant.
+    epoch = dplis.column_epoch("mnist", "eps7_01")
+    claim = claims.get("dplis.table2.col3.epsilon")
+    assert printed(claim, dplis.epsilon("mnist", epoch)) == claim.value
+    assert printed(claim, dplis.epsilon_tf_tutorial("mnist", epoch)) != claim.value
+    assert dplis.epsilon_tf_tutorial("mnist", epoch) < dplis.epsilon("mnist", epoch)
+
+
+def test_epoch_table_lists_every_column_and_data_set():
+    t = dplis.epoch_table()
+    assert len(t) == sum(len(ds) for _, ds in dplis.eps_columns())
+    assert (~t["prints as paper"]).sum() == len(dplis.unattained_columns())
+
+
+def test_table4_counts(evidence):
+    for name in ("mnist", "cifar10"):
+        for f in ("n_train", "n_classes", "n_train_per_class"):
+            assert evidence[f"dplis.table4.{name}.{f}"].verdict == "reproduced"
+    assert "arithmetic only" in evidence["dplis.table4.pubfig83.n_train"].evidence
+
+
+def test_bad_inputs_name_the_parameter():
+    with pytest.raises(ValueError, match="name"):
+        dplis.setting("svhn")
+    with pytest.raises(ValueError, match="epochs"):
+        dplis.epsilon("mnist", 0)
+    with pytest.raises(ValueError, match="column"):
+        dplis.column_epoch("mnist", "eps3_00")
+    with pytest.raises(ValueError, match="dataset"):
+        dplis.column_epoch("svhn", "eps1_99")
+    with pytest.raises(ValueError, match="profile"):
+        dplis.configs("full")
+    with pytest.raises(ValueError, match="arm"):
+        dplis.radius("mnist_cnn", "r20")
+
+
+# --------------------------------------------------------------------------------------
+# Configs and runs.
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_configs_are_valid_unique_specs(profile):
+    cs = dplis.configs(profile)
+    assert cs
+    specs = [resolve(c) for c in cs]
+    assert len({s.id for s in specs}) == len(specs)
+    assert len({s.experiment for s in specs}) == len(specs)
+    for s in specs:
+        t = TrainConfig(**s.train)
+        assert (t.optimizer, t.normalize, t.sampling, t.lr_schedule) == ("sgd", "none", "poisson", "constant")
+        assert t.lr == claims.setting(f"dplis.table1.{s.dataset}.lr_over_batch")
+        assert s.method in ("dpsgd", "dplis")
+
+
+def test_paper_configs_are_the_table2_cnn_eps1_99_cells():
+    by_exp = {c["experiment"]: c for c in dplis.configs("paper")}
+    for row, (dataset, model) in dplis.CNN_ROWS.items():
+        for arm in dplis.ARMS:
+            c = by_exp[f"table2.{row}.eps1_99.{arm}"]
+            assert c["model"] == model and c["dataset"] == dataset
+            assert c["train"]["epochs"] == dplis.column_epoch(dataset, "eps1_99")
+            assert c["train"]["steps_per_epoch"] == "floor" and c["subset"] == {"train": None, "test": None}
+            if arm == "no":
+                assert c["method"] == "dpsgd"
+            else:
+                mc = c["method_config"]
+                assert mc["K"] == claims.setting("dplis.setup.k_image")
+                assert mc["R"] == (claims.setting("dplis.setup.r_default") if arm == "r10"
+                                   else claims.setting(f"dplis.table6.{row}.eps1_99.r_best"))
+        # The run's last epoch is where the paper's eps = 1.99 column is read.
+        e = dplis.column_epoch(dataset, "eps1_99")
+        assert printed(claims.get("dplis.table2.col1.epsilon"), dplis.epsilon(dataset, e)) == \
+            claims.get("dplis.table2.col1.epsilon").value
+
+
+def _fake_record(config, accs):
+    spec = resolve(config)
+    return {"id": spec.id, "spec": spec.to_dict(),
+            "epochs": [{"epoch": i + 1, "test_acc": a} for i, a in enumerate(accs)],
+            "final": {"test_acc": accs[-1], "steps": 1}}
+
+
+def test_measure_reads_the_column_epoch_and_pairs_gains():
+    cs = {c["experiment"]: c for c in dplis.configs("paper")}
+    e = dplis.column_epoch("mnist", "eps1_99")
+    no = _fake_record(cs["table2.mnist_cnn.eps1_99.no"], [0.5] * (e - 1) + [0.90])
+    r10 = _fake_record(cs["table2.mnist_cnn.eps1_99.r10"], [0.5] * (e - 1) + [0.93])
+    got = {m.claim_id: m for m in dplis.measure([no, r10])}
+    assert got["dplis.table2.mnist_cnn.eps1_99.acc_no"].values == pytest.approx((90.0,))
+    assert got["dplis.table2.mnist_cnn.eps1_99.gain_r10"].values == pytest.approx((3.0,))
+    assert got["dplis.table2.mnist_cnn.eps1_99.acc_rbest"].kind == "missing"
+    # A record of a stale config answers nothing.
+    stale = dict(cs["table2.mnist_cnn.eps1_99.no"], train={**cs["table2.mnist_cnn.eps1_99.no"]["train"], "lr": 1e-3})
+    got = {m.claim_id: m for m in dplis.measure([_fake_record(stale, [0.9] * e)])}
+    assert got["dplis.table2.mnist_cnn.eps1_99.acc_no"].kind == "missing"
+
+
+def test_measure_returns_only_registered_claims_once():
+    ids = [m.claim_id for m in dplis.measure([])]
+    assert len(ids) == len(set(ids))
+    registered = {c.id for c in claims.load("dplis")}
+    assert set(ids) <= registered
+    assert set(dplis.NOT_RUN) <= registered
+
+
+def test_unanswered_claims_have_specific_reasons():
+    answered = {m.claim_id for m in dplis.measure([])}
+    for c in claims.load("dplis"):
+        assert c.id in answered or c.id in dplis.NOT_RUN, c.id
+    assert "privacy unit" in dplis.NOT_RUN["dplis.table5.col1.epsilon"]
+
+
+def test_smoke_runs_end_to_end():
+    from dpnotes.results import Store
+    from dpnotes.runner import run_paper
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        records = run_paper("dplis", "smoke", store=Store(tmp), progress=False)
+    assert len(records) == len(dplis.configs("smoke"))
+    for r in records:
+        assert r["final"]["steps"] == dplis.SCALE["smoke"]["steps"]
+        assert 0 <= r["final"]["test_acc"] <= 1
+    # Same seed: the smoothed and plain runs see the same batches and DP noise; only the
+    # smoothing differs, so their final weights differ but their eps is the same.
+    eps = {r["spec"]["method"]: r["final"].get("epsilon", r["privacy"]["epsilon"]) for r in records}
+    assert eps["dpsgd"] == eps["dplis"]
