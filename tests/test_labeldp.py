@@ -161,3 +161,9 @@ def test_bad_inputs_name_the_parameter():
         labeldp.max_log_ratio(np.ones((2, 3)))
     with pytest.raises(ValueError, match="epsilon"):
         labeldp.jax_k_star([0.5, 0.5], -1.0)
+
+
+def test_unscaled_lp_falls_short_scaled_does_not():
+    out = labeldp.lp_scaling_check()
+    assert out["unscaled"]["short"] > 0 and out["unscaled"]["max_shortfall"] > 1e-5
+    assert out["scaled"]["short"] == 0

@@ -188,6 +188,22 @@ def lpmst_check() -> dict:
     return {"worst": worst, "pairs": pairs}
 
 
+@lru_cache(maxsize=1)
+def lp_scaling_check() -> dict:
+    """LP1 with the DP rows as written (coefficient -e^eps) against scaled by e^-eps, on the
+    Theorem-3 cells at eps = 8, K = 8..10 with 30 random priors each: the largest shortfall of
+    each optimum below RRWithPrior's closed form, and how many priors fall short by > LP_TOL."""
+    rng = np.random.default_rng(CHECK_SEED + 4)
+    out = {"unscaled": [], "scaled": []}
+    for k in (8, 9, 10):
+        for prior in _random_priors(rng, k, 30):
+            closed = p_correct(prior, rr_with_prior_probabilities(prior, 8.0))
+            for name, scaled in (("unscaled", False), ("scaled", True)):
+                out[name].append(closed - optimal_randomizer(prior, 8.0, scaled=scaled)[0])
+    return {name: {"max_shortfall": max(v), "short": sum(x > LP_TOL for x in v), "n": len(v)}
+            for name, v in out.items()}
+
+
 # --------------------------------------------------------------------------------------
 # The authors' JAX k* (google-research/label-dp, label_dp/train.py, rr_with_prior).
 

@@ -26,8 +26,11 @@ from dpnotes import validate
 from dpnotes.mechanisms.rr_prior import check_priors
 
 
-def optimal_randomizer(prior, epsilon: float) -> tuple[float, np.ndarray]:
-    """``(max Obj, an optimal M)`` over all eps-DP label randomizers for ``prior`` (shape ``(K,)``)."""
+def optimal_randomizer(prior, epsilon: float, *, scaled: bool = True) -> tuple[float, np.ndarray]:
+    """``(max Obj, an optimal M)`` over all eps-DP label randomizers for ``prior`` (shape ``(K,)``).
+
+    ``scaled=False`` writes the DP rows with the coefficient ``-e^eps`` (the module docstring
+    says why that is inaccurate at large eps); kept to show the difference."""
     epsilon = validate.nonnegative("epsilon", epsilon)
     p = check_priors(prior, name="prior").double().numpy()
     if p.ndim != 1:
@@ -42,8 +45,10 @@ def optimal_randomizer(prior, epsilon: float) -> tuple[float, np.ndarray]:
     y, y2, o = y[y != y2], y2[y != y2], o[y != y2]
     a_ub = np.zeros((y.size, k * k))
     rows = np.arange(y.size)
-    a_ub[rows, var[y, o]] = np.exp(-epsilon)  # M[y, o] <= e^eps M[y', o], divided by e^eps
-    a_ub[rows, var[y2, o]] = -1.0
+    if scaled:  # M[y, o] <= e^eps M[y', o], divided by e^eps
+        a_ub[rows, var[y, o]], a_ub[rows, var[y2, o]] = np.exp(-epsilon), -1.0
+    else:
+        a_ub[rows, var[y, o]], a_ub[rows, var[y2, o]] = 1.0, -np.exp(epsilon)
     res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(y.size), A_eq=a_eq, b_eq=np.ones(k),
                   bounds=(0, None), method="highs")
     if res.status != 0:
