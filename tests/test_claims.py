@@ -18,8 +18,7 @@ from dpnotes import claims, experiments
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.results import PROFILES
 
-PLACEHOLDERS = ("labeldp",)  # experiments modules that run nothing yet
-EXTRACTED = ("dplis", "dpis", "sadpsgd") + PLACEHOLDERS  # registries whose lost values are marked in notes
+EXTRACTED = ("dplis", "dpis", "sadpsgd", "labeldp")  # registries whose lost values are marked in notes
 
 
 def _toml(paper: str) -> dict:
@@ -196,16 +195,6 @@ def test_experiments_module_contract(paper):
     measured = module.measure([])  # values, never verdicts (those are report.verdicts')
     assert all(isinstance(m, Measurement) for m in measured)
     assert {m.claim_id for m in measured} <= registered
-
-
-@pytest.mark.parametrize("paper", PLACEHOLDERS)
-def test_placeholder_modules_refuse_to_run_and_explain(paper):
-    module = _module(paper)
-    assert module.NOT_RUN_DEFAULT == "no reproduction implemented yet"
-    with pytest.raises(NotImplementedError, match="not implemented|no .* experiment"):
-        module.execute({"paper": paper, "experiment": "x"}, device="cpu", progress=False, checkpoint=None)
-    lost = [c.id for c in claims.load(paper) if c.kind != "statement" and c.value is None]
-    assert all(module.NOT_RUN[i] == "paper value missing from the extracted text" for i in lost)
 
 
 @pytest.mark.parametrize("claim_id, dataset", [

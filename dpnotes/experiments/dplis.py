@@ -37,7 +37,7 @@ from dpnotes.accounting.rdp import resolve_orders, rdp_to_epsilon, subsampled_ga
 from dpnotes.accounting.registry import price
 from dpnotes.experiments import measurement
 from dpnotes.experiments.measurement import Measurement
-from dpnotes.experiments.placeholder import not_run_reasons
+from dpnotes.experiments.not_run import not_run_reasons
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
 from dpnotes.results import PROFILES
 
