@@ -45,3 +45,14 @@ def module(paper: str) -> ModuleType:
 def resolve(config: dict) -> spec.RunSpec:
     """The fully resolved run spec of a config of any paper's experiments module."""
     return spec.resolve(config, module(config["paper"]))
+
+
+def current(records: list[dict], configs: list[dict]) -> dict[str, list[dict]]:
+    """The records that answer ``configs`` (the experiment's current specs), by experiment name;
+    stale records (another spec for the same experiment) answer nothing."""
+    ids = {resolve(c).id for c in configs}
+    out: dict[str, list[dict]] = {}
+    for r in records:
+        if r["id"] in ids:
+            out.setdefault(r["spec"]["experiment"], []).append(r)
+    return out

@@ -327,14 +327,9 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
 
 def _current(records: list[dict], profile: str) -> dict[str, list[dict]]:
     """Records of the current configs of ``profile``, by experiment (stale configs ignored)."""
-    from dpnotes.experiments import resolve
+    from dpnotes.experiments import current
 
-    ids = {resolve(c).id for c in configs(profile)}
-    out: dict[str, list[dict]] = {}
-    for r in records:
-        if r["id"] in ids:
-            out.setdefault(r["spec"]["experiment"], []).append(r)
-    return out
+    return current(records, configs(profile))
 
 
 def _exact_claims() -> list[Measurement]:
