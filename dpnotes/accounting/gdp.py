@@ -19,11 +19,19 @@ from dpnotes import validate
 from dpnotes.accounting.rdp import _check_sgm
 
 
+_EXP_MAX = 700.0  # math.exp overflows beyond about 709.78
+_MU_MAX = 1e154  # mu^2 / 2 overflows a float beyond about 1.9e154
+
+
 def mu_poisson(q: float, sigma: float, steps: float) -> float:
     """mu of T Poisson-subsampled Gaussian steps (Bu et al., Eq. 5):
     ``mu = q sqrt(T (exp(1/sigma^2) - 1))``."""
     q, sigma, steps = _check_sgm(q, sigma, steps)
-    return q * math.sqrt(steps * math.expm1(sigma**-2))
+    x = sigma**-2
+    if x > _EXP_MAX:  # exp(1/sigma^2) overflows a float: mu from its logarithm (e^x - 1 ~ e^x)
+        log_mu = math.log(q) + 0.5 * (math.log(steps) + x)
+        return math.exp(log_mu) if log_mu < _EXP_MAX else math.inf
+    return q * math.sqrt(steps * math.expm1(x))
 
 
 def mu_uniform(q: float, sigma: float, steps: float) -> float:
@@ -37,7 +45,8 @@ def mu_uniform(q: float, sigma: float, steps: float) -> float:
 
 def _delta(eps: float, mu: float) -> float:
     # Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), the second term in log space.
-    return float(norm.cdf(-eps / mu + mu / 2) - np.exp(eps + special.log_ndtr(-eps / mu - mu / 2)))
+    with np.errstate(over="ignore"):  # e^(...) = inf far above the root: delta = -inf, still the right sign
+        return float(norm.cdf(-eps / mu + mu / 2) - np.exp(eps + special.log_ndtr(-eps / mu - mu / 2)))
 
 
 def delta_from_mu(mu: float, eps: float) -> float:
@@ -52,8 +61,10 @@ def epsilon_from_mu(mu: float, delta: float) -> float:
 
     Returns 0 when mu-GDP already gives (0, delta)-DP.
     """
-    mu = validate.positive("mu", mu)
+    mu = validate.positive("mu", mu, allow_inf=True)
     delta = validate.probability("delta", delta, high_open=True)
+    if mu > _MU_MAX:  # eps >= mu^2 / 2 for delta < 1/2: beyond a float's range
+        return math.inf
     if _delta(0.0, mu) <= delta:
         return 0.0
     hi = 1.0
