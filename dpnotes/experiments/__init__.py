@@ -56,3 +56,20 @@ def current(records: list[dict], configs: list[dict]) -> dict[str, list[dict]]:
         if r["id"] in ids:
             out.setdefault(r["spec"]["experiment"], []).append(r)
     return out
+
+
+def train_spec(spec: spec.RunSpec, train_data, test_data, *, device: str, progress: bool, checkpoint,
+               extra_plugins: tuple = ()) -> dict:
+    """Train the model of a resolved spec with its method's hooks (plus ``extra_plugins``, e.g.
+    an extra metric) on the given data; the seed fixes the model's initialisation."""
+    import torch
+
+    from dpnotes import methods, models
+    from dpnotes.train import TrainConfig, train
+
+    torch.manual_seed(spec.seed)
+    method = methods.module(spec.method)
+    plugins = method.hooks(method.Config(**spec.method_config)) + tuple(extra_plugins)
+    model = models.create(spec.model, **spec.model_kwargs)
+    return train(model, train_data, test_data, TrainConfig(**spec.train, device=device), plugins=plugins,
+                 progress=progress, checkpoint=checkpoint)

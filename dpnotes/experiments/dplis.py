@@ -25,7 +25,6 @@ prints the paper's value, the measurement keeps the nearest one: a finding, not 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -369,16 +368,10 @@ def load(dataset: str, subset: dict | None = None):
 
 def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None) -> dict:
     """Run one resolved spec (see :func:`configs`); returns ``{"epochs", "final", "privacy"}``."""
-    from dpnotes import methods, models
-    from dpnotes.train import TrainConfig, train
+    from dpnotes.experiments import train_spec
 
     train_data, test_data = load(spec.dataset, spec.subset)
-    torch.manual_seed(spec.seed)  # model initialisation (PyTorch's default, as the authors')
-    method = methods.module(spec.method)
-    plugins = method.hooks(method.Config(**spec.method_config))
-    model = models.create(spec.model, **spec.model_kwargs)
-    return train(model, train_data, test_data, TrainConfig(**spec.train, device=device), plugins=plugins,
-                 progress=progress, checkpoint=checkpoint)
+    return train_spec(spec, train_data, test_data, device=device, progress=progress, checkpoint=checkpoint)
 
 
 # --------------------------------------------------------------------------------------

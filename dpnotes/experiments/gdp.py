@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-import torch
 
 from dpnotes import claims, validate
 from dpnotes.accounting.calibrate import noise_multiplier
@@ -298,9 +297,8 @@ def _movielens_configs(profile: str) -> list[dict]:
 
 def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None) -> dict:
     """Run one resolved spec (see :func:`configs`); returns ``{"epochs", "final", "privacy"}``."""
-    from dpnotes import methods, models
+    from dpnotes.experiments import train_spec
     from dpnotes.ledger import Ledger, NonPrivateDpEvent
-    from dpnotes.train import TrainConfig, train
 
     train_data, test_data = gdp_data.load(spec.dataset, spec.subset)
     if spec.method == "baseline":
@@ -309,14 +307,9 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
         ledger.append(NonPrivateDpEvent())
         return {"epochs": [], "final": {"test_rmse": rmse},
                 "privacy": {"private": False, "delta": None, "ledger": ledger.to_json(), "epsilon": {}}}
-    torch.manual_seed(spec.seed)  # model initialisation
-    method = methods.module(spec.method)
-    plugins = method.hooks(method.Config(**spec.method_config))
-    if spec.model == "neumf":
-        plugins += (gdp_data.rmse_plugin(*test_data),)
-    model = models.create(spec.model, **spec.model_kwargs)
-    out = train(model, train_data, test_data, TrainConfig(**spec.train, device=device), plugins=plugins,
-                progress=progress, checkpoint=checkpoint)
+    extra = (gdp_data.rmse_plugin(*test_data),) if spec.model == "neumf" else ()
+    out = train_spec(spec, train_data, test_data, device=device, progress=progress, checkpoint=checkpoint,
+                     extra_plugins=extra)
     if spec.model == "neumf":
         out["final"]["test_rmse"] = out["epochs"][-1]["test_rmse"]
     return out

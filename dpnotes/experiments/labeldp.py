@@ -307,16 +307,10 @@ def configs(profile: str) -> list[dict]:
 
 def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None) -> dict:
     """Run one resolved spec (see :func:`configs`); returns ``{"epochs", "final", "privacy"}``."""
-    from dpnotes import methods, models
-    from dpnotes.train import TrainConfig, train
+    from dpnotes.experiments import train_spec
 
     train_data, test_data = gdp_data.load(spec.dataset, spec.subset)
-    torch.manual_seed(spec.seed)  # model initialisation
-    method = methods.module(spec.method)
-    plugins = method.hooks(method.Config(**spec.method_config))
-    model = models.create(spec.model, **spec.model_kwargs)
-    return train(model, train_data, test_data, TrainConfig(**spec.train, device=device), plugins=plugins,
-                 progress=progress, checkpoint=checkpoint)
+    return train_spec(spec, train_data, test_data, device=device, progress=progress, checkpoint=checkpoint)
 
 
 # --------------------------------------------------------------------------------------
