@@ -5,7 +5,8 @@ final metrics, the privacy block (the ledger of every release and the eps each a
 prices from it) and the provenance (one segment per resumed part of the run:
 :mod:`dpnotes.provenance`). Records are written atomically (temporary file, fsync, rename),
 never overwrite a stored one, and are checked on the way in: the id must be the spec's, and
-the ledger must reprice to the stored eps.
+the ledger must reprice to the stored eps. eps = inf is stored as ``Infinity`` and NaN is
+refused (:mod:`dpnotes.jsonio`).
 
 Layout: ``<root>/<paper>/<profile>/<run_id>.json``.  The root is, in order, the
 ``root`` argument, ``$DPNOTES_RESULTS``, or ``./results``.  Paper- and quick-profile
@@ -20,7 +21,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from dpnotes import validate
+from dpnotes import jsonio, validate
 from dpnotes.atomic import atomic_write
 from dpnotes.spec import RunSpec
 
@@ -94,7 +95,7 @@ class Store:
         path = self.path(spec)
         if path.exists():
             raise FileExistsError(f"{path} is already stored; records are never overwritten")
-        atomic_write_text(path, json.dumps(record, indent=1, sort_keys=True, allow_nan=False) + "\n")
+        atomic_write_text(path, jsonio.dumps(record, indent=1, sort_keys=True) + "\n")
         return path
 
     def records(self, paper: str | None = None, profile: str | None = None) -> Iterator[dict]:

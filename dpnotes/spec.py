@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+
+from dpnotes import jsonio
 
 REQUIRED = ("paper", "profile", "experiment", "seed", "method")
 # TrainConfig fields that say where a run executes, not what it computes.
@@ -77,7 +78,7 @@ class RunSpec:
     @property
     def id(self) -> str:
         """16 hex digits of the sha256 of the canonical JSON of the whole spec."""
-        canonical = json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), allow_nan=False)
+        canonical = jsonio.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 

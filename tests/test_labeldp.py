@@ -93,13 +93,25 @@ def test_configs_resolve_to_valid_unique_specs(profile):
     assert len({s.id for s in specs}) == len(specs)
     assert len({(c["experiment"], c["seed"]) for c in configs}) == len(configs)
     for c in configs:
-        json.dumps(c, allow_nan=False)
+        json.dumps(c)
         assert c["paper"] == "labeldp" and c["profile"] == profile and c["method"] == "labeldp"
-    assert (len(configs) == 1) if profile == "smoke" else configs == []
+    stages = sorted(c["method_config"].get("stages", 1) for c in configs)
+    if profile == "paper":  # Table 4: LP-1ST at 5 eps, LP-2ST at 4, on 2 data sets; 2 more seeds at eps 1, 2
+        assert len(configs) == 2 * 9 + 2 * 2 * 2 * 2 and stages.count(2) == 2 * 4 + 8
+    else:
+        assert stages == [1, 2]
+
+
+def test_table4_cells_map_to_paper_configs():
+    names = {c["experiment"] for c in labeldp.configs("paper")}
+    cells = list(labeldp._table4_cells())
+    assert len(cells) == 18 and {e for _, e, _ in cells} == names
+    ids = {c.id for c in claims.load("labeldp")}
+    assert {cid for cid, _, _ in cells} <= ids
 
 
 def test_smoke_config_is_lp1st_on_the_non_private_loop():
-    (c,) = labeldp.configs("smoke")
+    c = labeldp.configs("smoke")[0]
     spec = resolve(c)
     assert spec.method_config["mechanism"] == "rr" and spec.method_config["epsilon"] == labeldp.SMOKE_EPSILON
     t = spec.train
@@ -109,24 +121,40 @@ def test_smoke_config_is_lp1st_on_the_non_private_loop():
 
 
 def test_smoke_execute_end_to_end(tmp_path):
-    (c,) = labeldp.configs("smoke")
-    record = runner.execute(resolve(c), store=Store(tmp_path), progress=False)
+    one, two = labeldp.configs("smoke")
+    record = runner.execute(resolve(one), store=Store(tmp_path), progress=False)
     (epoch,) = record["epochs"]
     assert epoch["privacy_notion"] == "label" and epoch["label_epsilon"] == labeldp.SMOKE_EPSILON
     ledger = Ledger.from_json(record["privacy"]["ledger"])
     labels = [(e, n) for e, n in ledger.entries if isinstance(e, LabelRandomizedResponseDpEvent)]
     assert labels == [(LabelRandomizedResponseDpEvent(labeldp.SMOKE_EPSILON, 10, "rr"), 1)]
-    assert record["final"]["steps"] == c["subset"]["train"] // c["train"]["batch_size"]
-    assert len(list(Store(tmp_path).records("labeldp", "smoke"))) == 1
+    assert record["final"]["steps"] == one["subset"]["train"] // one["train"]["batch_size"]
+    record = runner.execute(resolve(two), store=Store(tmp_path), progress=False)
+    assert [e["stage"] for e in record["epochs"]] == [1, 2]
+    assert all(e["label_epsilon"] == labeldp.SMOKE_EPSILON for e in record["epochs"])
+    ledger = Ledger.from_json(record["privacy"]["ledger"])
+    labels = [(e, n) for e, n in ledger.entries if isinstance(e, LabelRandomizedResponseDpEvent)]
+    assert labels == [(LabelRandomizedResponseDpEvent(labeldp.SMOKE_EPSILON, 10, "lp-mst"), 1)]
+    assert sum(record["final"]["lp_mst"]["stage_sizes"]) == two["subset"]["train"]
+    assert len(list(Store(tmp_path).records("labeldp", "smoke"))) == 2
 
 
-def test_eps_inf_label_release_cannot_be_resolved_today():
-    # Why SMOKE_EPSILON is finite: specs and records are JSON without inf (allow_nan=False).
-    (c,) = labeldp.configs("smoke")
-    c = copy.deepcopy(c)
+def test_eps_inf_label_release_is_resolved_and_stored(tmp_path):
+    # The paper's non-private column: the spec id and the record hold eps = inf (JSON Infinity).
+    c = copy.deepcopy(labeldp.configs("smoke")[0])
     c["method_config"]["epsilon"] = math.inf
-    with pytest.raises(ValueError, match="JSON"):
-        resolve(c).id  # the id hashes the spec's JSON
+    spec = resolve(c)
+    assert spec.method_config["epsilon"] == math.inf and spec.id != resolve(labeldp.configs("smoke")[0]).id
+    runner.execute(spec, store=Store(tmp_path), progress=False)
+    (stored,) = Store(tmp_path).records("labeldp", "smoke")
+    assert stored["id"] == spec.id and stored["epochs"][0]["label_epsilon"] == math.inf
+
+
+def test_nan_is_refused_in_specs_and_records():
+    from dpnotes import jsonio
+
+    with pytest.raises(ValueError, match=r"\$\.a\[1\] is NaN"):
+        jsonio.dumps({"a": [1.0, math.nan]})
 
 
 def test_measure_returns_registered_statements_that_hold():
@@ -142,7 +170,7 @@ def test_every_claim_is_measured_or_has_a_specific_reason():
     assert labeldp.NOT_RUN_DEFAULT not in labeldp.NOT_RUN.values()
     lost = [c.id for c in claims.load("labeldp") if c.kind != "statement" and c.value is None]
     assert lost and all(labeldp.NOT_RUN[i] == "paper value missing from the extracted text" for i in lost)
-    assert labeldp.NOT_RUN["labeldp.table4.mnist.lp_1st.value1"].startswith("CPU profile not run yet")
+    assert labeldp.NOT_RUN["labeldp.table4.mnist.lp_1st.value1"].startswith("paper-profile CPU run not done yet")
     assert "GPU" in labeldp.NOT_RUN["labeldp.table1.lp_2st.col1"]
     assert labeldp.NOT_RUN["labeldp.table1.dpsgd_pretrain.value1"].startswith("baseline quoted")
 

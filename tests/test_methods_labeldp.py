@@ -38,9 +38,10 @@ def _run(config, checkpoint=None, epochs=2, plugins=None):
 
 
 def test_registered_and_resolved():
-    assert "labeldp" in methods.METHODS and labeldp.VERSION == 1
+    assert "labeldp" in methods.METHODS and labeldp.VERSION == 2
     assert labeldp.resolve({"epsilon": 2.0, "num_classes": K}) == {
-        "epsilon": 2.0, "num_classes": K, "mechanism": "rr", "prior": None}
+        "epsilon": 2.0, "num_classes": K, "mechanism": "rr", "prior": None, "stages": 1, "stage_fractions": None,
+        "temperature": 1.0, "filter": True, "mixup_alpha": [0.0], "augment": []}
     assert labeldp.resolve({"epsilon": 1.0, "num_classes": 2, "mechanism": "rr_prior", "prior": (0.25, 0.75)})["prior"] \
         == [0.25, 0.75]
 
@@ -140,6 +141,13 @@ def test_resume_keeps_the_same_randomized_labels_and_one_event(tmp_path):
     ({"mechanism": "rr_prior", "prior": (1.2, -0.2, 0.0, 0.0)}, "prior"),
     ({"mechanism": "rr_prior", "prior": (0.5, 0.5)}, "prior"),
     ({"prior": (0.25,) * 4}, "prior"),
+    ({"stages": 0}, "stages"), ({"stages": 2, "mixup_alpha": (0, 0)}, "rr_prior"),
+    ({"mechanism": "rr_prior", "stages": 2, "mixup_alpha": (0,)}, "mixup_alpha"),
+    ({"mechanism": "rr_prior", "stages": 2, "mixup_alpha": (0, 0), "stage_fractions": (0.5, 0.6)}, "sum to 1"),
+    ({"mechanism": "rr_prior", "stages": 2, "mixup_alpha": (0, 0), "stage_fractions": (1.0, 0.0)},
+     r"stage_fractions\[0\]"),
+    ({"mechanism": "rr_prior", "stages": 2, "mixup_alpha": (0, 0), "temperature": 0.0}, "temperature"),
+    ({"mixup_alpha": (-1.0,)}, r"mixup_alpha\[0\]"), ({"augment": ("rotate",)}, "augment"),
 ])
 def test_bad_settings_name_the_parameter(settings, name):
     with pytest.raises(ValueError, match=name):
@@ -155,3 +163,112 @@ def test_private_training_is_refused():
     with pytest.raises(ValueError, match="non_private"):
         train(_model(), _data(), None, TrainConfig(epochs=1, batch_size=16),
               plugins=labeldp.hooks(labeldp.Config(epsilon=1.0, num_classes=K)), progress=False)
+
+
+# --- LP-MST (Algorithm 3) -------------------------------------------------------------
+
+def _two_stage(**kw):
+    settings = {"epsilon": 1.0, "num_classes": K, "mechanism": "rr_prior", "stages": 2, "mixup_alpha": (0.0, 0.0),
+                "stage_fractions": (0.6, 0.4), **kw}
+    return labeldp.Config(**settings)
+
+
+def _run_mst(config, checkpoint=None, epochs=2):
+    return labeldp.run(_model(), _data(), None, TrainConfig.non_private(epochs=epochs, batch_size=16, lr=0.1),
+                       config, progress=False, checkpoint=checkpoint)
+
+
+def test_lp2st_queries_every_label_exactly_once_and_costs_eps(monkeypatch):
+    calls = []
+    real = labeldp.rr_with_prior
+
+    def spy(labels, priors, epsilon, *, generator):
+        calls.append((len(labels), epsilon))
+        return real(labels, priors, epsilon, generator=generator)
+
+    monkeypatch.setattr(labeldp, "rr_with_prior", spy)
+    out = _run_mst(_two_stage())
+    n = len(_data()[1])
+    assert [c[0] for c in calls] == out["final"]["lp_mst"]["stage_sizes"] and sum(c[0] for c in calls) == n
+    assert all(c[1] == 1.0 for c in calls)
+    ledger = Ledger.from_json(out["privacy"]["ledger"])
+    assert [e for e, _ in ledger.entries if isinstance(e, LabelRandomizedResponseDpEvent)] == [
+        LabelRandomizedResponseDpEvent(1.0, K, "lp-mst")]
+    assert [e["stage"] for e in out["epochs"]] == [1, 1, 2, 2]
+    assert all(e["label_epsilon"] == 1.0 for e in out["epochs"])  # parallel composition: eps, not 2 eps
+    assert labeldp.label_epsilon(ledger) == 1.0
+    steps = sum(1 for e, c in ledger.entries for _ in range(c) if isinstance(e, NonPrivateDpEvent))
+    assert steps == out["epochs"][1]["steps"] + out["epochs"][3]["steps"]
+
+
+def test_stage_parts_partition_the_data_without_labels():
+    parts = labeldp.stage_parts(103, (0.65, 0.35), torch.Generator().manual_seed(3))
+    assert [len(p) for p in parts] == [67, 36]
+    assert torch.equal(torch.sort(torch.cat(parts)).values, torch.arange(103))
+    with pytest.raises(ValueError, match="without examples"):
+        labeldp.stage_parts(3, (0.9, 0.1), torch.Generator())
+
+
+def test_filter_keeps_earlier_examples_in_the_top_k_bar_only():
+    kept = _run_mst(_two_stage(epsilon=0.5))["final"]["lp_mst"]
+    everything = _run_mst(_two_stage(epsilon=0.5, filter=False))["final"]["lp_mst"]
+    n = len(_data()[1])
+    assert everything["train_sizes"] == [everything["stage_sizes"][0], n] and everything["k_bar"] == []
+    (k_bar,) = kept["k_bar"]
+    assert 1 <= k_bar <= K and kept["train_sizes"][1] <= n
+
+
+def test_stage2_starts_from_stage1_weights(monkeypatch):
+    starts = []
+    real = labeldp.train
+
+    def spy(model, *args, **kwargs):
+        starts.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+        out = real(model, *args, **kwargs)
+        starts.append({k: v.detach().clone() for k, v in model.state_dict().items()})
+        return out
+
+    monkeypatch.setattr(labeldp, "train", spy)
+    _run_mst(_two_stage())
+    begin1, end1, begin2, _ = starts
+    assert all(torch.equal(end1[k], begin2[k]) for k in end1)
+    assert not all(torch.equal(begin1[k], end1[k]) for k in end1)
+
+
+def test_lp2st_resumes_to_the_same_result(tmp_path, monkeypatch):
+    full = _run_mst(_two_stage(), epochs=2)
+    path = tmp_path / "ck.pt"
+    real = labeldp.train
+
+    class Stop(Exception):
+        pass
+
+    def die_in_stage2(model, data, test, config, *, plugins, progress, checkpoint):
+        if str(checkpoint).endswith(".stage2"):
+            raise Stop
+        return real(model, data, test, config, plugins=plugins, progress=progress, checkpoint=checkpoint)
+
+    monkeypatch.setattr(labeldp, "train", die_in_stage2)
+    with pytest.raises(Stop):
+        _run_mst(_two_stage(), checkpoint=path, epochs=2)
+    monkeypatch.setattr(labeldp, "train", real)
+    resumed = _run_mst(_two_stage(), checkpoint=path, epochs=2)
+    strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_s"} for r in rs]  # noqa: E731
+    assert strip(resumed["epochs"]) == strip(full["epochs"])
+    assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]
+    assert resumed["final"]["lp_mst"] == full["final"]["lp_mst"]
+
+
+def test_mixup_and_augmentation_reach_the_training_batches():
+    config = labeldp.Config(epsilon=math.inf, num_classes=K, mixup_alpha=(4.0,))
+    plugin = labeldp.LabelDP(config)
+
+    class Ctx:
+        aux_gen = torch.Generator().manual_seed(0)
+
+    x, y = _data()[0][:8], _data()[1][:8]
+    (mixed,), soft = plugin.transform_batch(Ctx, (x,), y, torch.arange(8))
+    assert soft.shape == (8, K) and torch.allclose(soft.sum(1), torch.ones(8))
+    lam = soft[0, y[0]] if y[0] != y[-1] else None
+    if lam is not None:
+        assert torch.allclose(mixed[0], lam * x[0] + (1 - lam) * x[-1], atol=1e-6)

@@ -89,3 +89,20 @@ def test_to_dict_is_json_ready():
     d = TrainConfig().to_dict()
     assert json.loads(json.dumps(d)) == d
     assert math.isclose(d["delta"], 1e-5)
+
+
+def test_warmup_linear_schedule_rises_then_falls_to_zero():
+    from dpnotes.train.optim import learning_rate
+
+    c = TrainConfig.non_private(epochs=4, batch_size=8, lr=0.2, lr_schedule="warmup_linear", lr_warmup=0.25)
+    lrs = [learning_rate(c, s, 10) for s in range(41)]
+    assert lrs[0] == 0 and lrs[10] == pytest.approx(0.2) and lrs[5] == pytest.approx(0.1)
+    assert lrs[40] == 0 and lrs[25] == pytest.approx(0.1)
+    assert max(lrs) == pytest.approx(0.2)
+
+
+def test_fields_added_later_leave_stored_spec_ids_alone():
+    assert "lr_warmup" not in TrainConfig().to_dict()
+    assert TrainConfig(lr_warmup=0.3).to_dict()["lr_warmup"] == 0.3
+    with pytest.raises(ValueError, match="lr_warmup"):
+        TrainConfig(lr_warmup=1.0)

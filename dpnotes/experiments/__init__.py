@@ -69,7 +69,11 @@ def train_spec(spec: spec.RunSpec, train_data, test_data, *, device: str, progre
 
     torch.manual_seed(spec.seed)
     method = methods.module(spec.method)
-    plugins = method.hooks(method.Config(**spec.method_config)) + tuple(extra_plugins)
+    config = method.Config(**spec.method_config)
     model = models.create(spec.model, **spec.model_kwargs)
-    return train(model, train_data, test_data, TrainConfig(**spec.train, device=device), plugins=plugins,
+    train_config = TrainConfig(**spec.train, device=device)
+    if hasattr(method, "run"):  # a method that trains in several calls of the loop (LP-MST)
+        return method.run(model, train_data, test_data, train_config, config, plugins=tuple(extra_plugins),
+                          progress=progress, checkpoint=checkpoint)
+    return train(model, train_data, test_data, train_config, plugins=method.hooks(config) + tuple(extra_plugins),
                  progress=progress, checkpoint=checkpoint)

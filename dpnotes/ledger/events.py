@@ -31,7 +31,7 @@ from dp_accounting.dp_event import (
 
 from dpnotes import validate
 
-LABEL_MECHANISMS = ("rr", "rr-with-prior")  # Ghazi et al. Algorithms 1 and 2
+LABEL_MECHANISMS = ("rr", "rr-with-prior", "lp-mst")  # Ghazi et al. Algorithms 1, 2 and 3
 
 
 def _positive(name):
@@ -99,7 +99,11 @@ class LabelRandomizedResponseDpEvent(DpEvent):
 
     Pure ``epsilon``-label-DP under the substitution of one label (Definition 1), a
     different neighbouring notion from the add/remove-one-record DP of the other
-    events. ``epsilon`` may be ``inf`` (labels released as they are).
+    events. ``epsilon`` may be ``inf`` (labels released as they are). ``lp-mst``
+    (Algorithm 3) is the whole staged release of LP-MST: each example's label randomized
+    exactly once, in the stage of its part of a label-independent partition, by an
+    eps-label-DP RRWithPrior whose prior depends only on earlier releases; by parallel and
+    adaptive composition (Observation 4) the whole release is eps-label-DP.
     """
 
     epsilon: float = attr.ib()

@@ -14,6 +14,10 @@ A method module defines
     The plug-ins that make the loop run the method. A plug-in that changes what is
     released (sampling, noise, extra releases) writes the matching events to the run's
     privacy ledger (``step_event`` hook, ``ctx.release``); the loop knows no paper.
+``run(model, train_data, test_data, train_config, config, *, plugins, progress, checkpoint) -> dict`` (optional)
+    For a method that is not one call of the loop (LabelDP's LP-MST trains in stages): trains
+    and returns what :func:`dpnotes.train.train` returns. Without it the experiments call
+    ``train`` with :func:`hooks`.
 
 Adding a method: write ``dpnotes/methods/<name>.py`` with the four names above, add it to
 :data:`METHODS`, and test that its events price to the paper's epsilon.

@@ -16,13 +16,14 @@ from dpnotes import validate
 from dpnotes.accounting.registry import ACCOUNTANT_NAMES
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
-LR_SCHEDULES = ("constant", "cosine", "step")
+LR_SCHEDULES = ("constant", "cosine", "step", "warmup_linear")
 CLIP_MODES = ("flat", "per_layer")
 SAMPLINGS = ("poisson", "shuffle")
 NORMALIZATIONS = ("expected", "none")
 GRAD_BACKENDS = ("func", "opacus")
 STEPS_RULES = ("floor", "round")
 DEFAULT_ACCOUNTANTS = ("rdp", "rdp-classic", "clt")
+LATER_FIELDS = {"lr_warmup": 0.15}  # field -> default (see TrainConfig.to_dict)
 
 
 @dataclass(frozen=True)
@@ -35,7 +36,9 @@ class TrainConfig:
                            (NoisySGD / NoisyAdam).
     weight_decay           L2 penalty added by the optimizer (after privatization).
     lr_schedule            "constant" | "cosine" (to 0 over all steps) | "step" (multiply by
-                           ``lr_gamma`` every ``lr_step_epochs`` epochs).
+                           ``lr_gamma`` every ``lr_step_epochs`` epochs) | "warmup_linear"
+                           (0 -> lr linearly over the first ``lr_warmup`` of the steps, then
+                           linearly to 0; Ghazi et al. 2021, App. B).
     clip                   C; None = no clipping (only with noise_multiplier 0).
     clip_mode              "flat": whole-gradient L2 norm <= C; "per_layer": each parameter
                            tensor's norm <= C / sqrt(L) (L tensors), so the total is still <= C.
@@ -76,6 +79,7 @@ class TrainConfig:
     lr_schedule: str = "constant"
     lr_step_epochs: int = 1
     lr_gamma: float = 0.1
+    lr_warmup: float = 0.15
     clip: float | None = 1.0
     clip_mode: str = "flat"
     noise_multiplier: float = 1.0
@@ -114,6 +118,7 @@ class TrainConfig:
         validate.choice("lr_schedule", self.lr_schedule, LR_SCHEDULES)
         validate.integer("lr_step_epochs", self.lr_step_epochs, minimum=1)
         validate.probability("lr_gamma", self.lr_gamma)
+        validate.probability("lr_warmup", self.lr_warmup, low_open=False, high_open=True)
         if self.clip is not None:
             validate.positive("clip", self.clip)
         validate.choice("clip_mode", self.clip_mode, CLIP_MODES)
@@ -167,8 +172,14 @@ class TrainConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
+        """The settings as plain JSON values. Fields added after records were stored
+        (:data:`LATER_FIELDS`) appear only when they differ from their default, so that every
+        stored run spec, and hence its id, stays what it was."""
         d = dataclasses.asdict(self)
         d["betas"], d["accountants"] = list(self.betas), list(self.accountants)
+        for name in LATER_FIELDS:
+            if d[name] == LATER_FIELDS[name]:
+                del d[name]
         return d
 
     def sample_rate(self, n: int) -> float:

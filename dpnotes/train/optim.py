@@ -30,6 +30,8 @@ def learning_rate(config: TrainConfig, step: int, steps_per_epoch: int) -> float
 
     constant: lr. cosine: lr * (1 + cos(pi * step / T)) / 2 over T = epochs * steps_per_epoch.
     step: lr * lr_gamma ** (epoch // lr_step_epochs), epoch = step // steps_per_epoch.
+    warmup_linear: lr * step / W for step < W = lr_warmup * T, then lr * (T - step) / (T - W)
+    (Ghazi et al. 2021, App. B: linear warm-up over the first 15 %, then linear decay to 0).
     """
     step = validate.integer("step", step, minimum=0)
     steps_per_epoch = validate.integer("steps_per_epoch", steps_per_epoch, minimum=1)
@@ -38,6 +40,12 @@ def learning_rate(config: TrainConfig, step: int, steps_per_epoch: int) -> float
     if config.lr_schedule == "cosine":
         total = config.epochs * steps_per_epoch
         return config.lr * (1 + math.cos(math.pi * min(step, total) / total)) / 2
+    if config.lr_schedule == "warmup_linear":
+        total = config.epochs * steps_per_epoch
+        warm = config.lr_warmup * total
+        if step < warm:
+            return config.lr * step / warm
+        return config.lr * max(total - step, 0) / (total - warm)
     return config.lr * config.lr_gamma ** ((step // steps_per_epoch) // config.lr_step_epochs)
 
 
