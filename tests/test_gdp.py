@@ -21,6 +21,7 @@ from dpnotes.accounting.rdp import rdp_epsilon
 from dpnotes.experiments import gdp, gdp_data
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.report import gdp as gdp_report
+from dpnotes.report import verdicts
 from dpnotes.report.verdicts import judge, printed
 from dpnotes.experiments import resolve
 from dpnotes.results import PROFILES, Store
@@ -273,21 +274,30 @@ def test_quick_and_stale_records_are_never_compared():
     assert e.verdict == "not_run"
 
 
+def _paper_curve(acc: str) -> list[float]:
+    """A synthetic accuracy curve that reaches each Figure 4 target at the paper's epoch."""
+    reached = {gdp.figure4_target(n): claims.value(f"gdp.figure4.bottom.{acc}.{n}") for n in gdp.FIGURE4_EPOCHS_TO}
+    epochs = int(claims.setting("gdp.figure4.bottom.epochs"))
+    below = min(reached) - 5
+    return [max([t for t, e in reached.items() if e <= epoch], default=below) for epoch in range(1, epochs + 1)]
+
+
 def test_figure4_epochs_to_accuracy_and_accuracy_at_eps4():
-    accs_clt = [90.0] * 17 + [95.0] * 8 + [96.0] * 19 + [97.0] * 26  # 95% at 18, 96% at 26, 97% at 45
-    accs_ma = [90.0] * 22 + [95.0] * 10 + [96.0] * 31 + [97.0] * 7   # 23, 33, 64
+    accs_clt, accs_ma = _paper_curve("clt"), _paper_curve("ma")
     clt = _record(_config("paper", "figure4.bottom.clt"), accs_clt, "clt", 0.1)
     ma = _record(_config("paper", "figure4.bottom.ma"), accs_ma, "rdp-classic", 0.1)
     ev = judged([clt, ma])
     for acc in ("clt", "ma"):
-        for t in (95, 96, 97):
-            e = ev[f"gdp.figure4.bottom.{acc}.epochs_to_{t}"]
+        for name in gdp.FIGURE4_EPOCHS_TO:
+            e = ev[f"gdp.figure4.bottom.{acc}.{name}"]
             assert e.verdict == "reproduced" and e.ours == claims.value(e.claim_id)
+            assert e.flags == (verdicts.SINGLE_SEED,)
     assert ev["gdp.figure4.bottom.clt_faster"].verdict == "reproduced"
-    # eps grows 0.1 per epoch: the last epoch within eps 4 is epoch 40.
-    assert ev["gdp.figure4.bottom.clt.acc_at_eps4"].ours == accs_clt[39]
-    assert ev["gdp.figure4.bottom.ma.acc_at_eps4"].ours == accs_ma[39]
-    never = _record(_config("paper", "figure4.bottom.ma"), [90.0] * 70, "rdp-classic", 0.1)
+    # eps grows 0.1 per epoch: the last epoch within the budget is epoch budget / 0.1.
+    last = round(claims.setting("gdp.figure4.bottom.acc_at_eps4.budget") / 0.1)
+    assert ev["gdp.figure4.bottom.clt.acc_at_eps4"].ours == accs_clt[last - 1]
+    assert ev["gdp.figure4.bottom.ma.acc_at_eps4"].ours == accs_ma[last - 1]
+    never = _record(_config("paper", "figure4.bottom.ma"), [90.0] * len(accs_ma), "rdp-classic", 0.1)
     e = judged([never])["gdp.figure4.bottom.ma.epochs_to_95"]
     assert e.verdict == "not_reproduced" and "never reached" in e.detail
     # The experiments module states the fact (no value), the verdict comes from report.verdicts.
