@@ -364,3 +364,59 @@ def test_smoke_profile_end_to_end(tmp_path):
     # Running again reads the stored records instead of training.
     again = run_paper("gdp", "smoke", store=store, progress=False, run_missing=False)
     assert [r["id"] for r in again] == [r["id"] for r in records]
+
+
+# --------------------------------------------------------------------------------------
+# Findings and the chapter's summary.
+
+@pytest.mark.parametrize("stored", [True, False])
+def test_findings_list_every_not_reproduced_claim(tmp_path, stored):
+    from dpnotes.report import scoreboard
+
+    store = Store() if stored else Store(tmp_path)  # the committed records, or none
+    failed = {r["id"] for r in scoreboard(store=store, paper="gdp") if r["verdict"] == "not_reproduced"}
+    found = gdp_report.findings(store=store, tight=False)
+    listed = [cid for f in found if f["topic"] == "not reproduced" for cid in f["claims"]]
+    assert set(listed) == failed and len(listed) == len(failed)
+    assert {"digits", "sampling"} <= {f["topic"] for f in found}
+
+
+def test_last_digit_differences_are_explained():
+    d = gdp_report.digit_explanations()
+    assert set(d) == {"gdp.section4.likelihood_ratio_clt", "gdp.figure4.top.eps", "gdp.figure3.row2.min_error_clt"}
+    hows = {cid: {how for _, how in e["explained_by"]} for cid, e in d.items()}
+    assert hows["gdp.section4.likelihood_ratio_clt"] == {"truncation"}
+    assert hows["gdp.figure4.top.eps"] == {"truncation"}
+    # Figure 3's value is the printed mu's, rounded; ours (unrounded mu) neither rounds nor truncates to it
+    assert d["gdp.figure3.row2.min_error_clt"]["explained_by"] == [("from Table 1's printed mu", "rounding")]
+    counts = gdp_report.table1_rounding()
+    assert counts["rounded"] == counts["cells"] == 18 > counts["truncated"]
+
+
+def test_truncation_and_rounding_texts():
+    assert (gdp_report._round_text(1.3498, 2), gdp_report._truncate_text(1.3498, 2)) == ("1.35", "1.34")
+    assert gdp_report._truncate_text(159.17, 1) == "159.1" and gdp_report._truncate_text(2.0, 2) == "2.00"
+
+
+def test_summary_line_equals_the_scoreboard_command():
+    import re
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "dpnotes", "scoreboard", "--paper", "gdp"],
+                         capture_output=True, text=True, check=True).stdout
+    cli = dict((v, int(n)) for n, v in re.findall(r"(\d+) (\w+)", out.split("\n")[1].split(":", 1)[1]))
+    ours = gdp_report.summary_line()
+    chapter = dict((v.replace(" ", "_"), int(n)) for n, v in
+                   re.findall(r"(\d+) ([a-z_ ]+?)(?:,|$)", ours.split(": ", 1)[1]))
+    assert chapter == cli and sum(cli.values()) == int(ours.split(" ")[0])
+
+
+def test_shuffling_bound_is_the_composed_gaussian():
+    frame = gdp_report.shuffling_frame()
+    row = gdp.table1_row(1)
+    from dpnotes.accounting.gdp import epsilon_from_mu
+
+    expected = epsilon_from_mu(math.sqrt(row["epochs"]) / row["sigma"], claims.setting("gdp.mnist.delta"))
+    assert frame.loc["table1.row1", "eps, shuffled, no amplification"] == pytest.approx(expected, abs=0.01)
+    assert (frame["eps, shuffled, no amplification"] > frame["eps MA (Poisson)"]).all()
