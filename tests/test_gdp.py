@@ -388,7 +388,7 @@ def test_last_digit_differences_are_explained():
     assert hows["gdp.section4.likelihood_ratio_clt"] == {"truncation"}
     assert hows["gdp.figure4.top.eps"] == {"truncation"}
     # Figure 3's value is the printed mu's, rounded; ours (unrounded mu) neither rounds nor truncates to it
-    assert d["gdp.figure3.row2.min_error_clt"]["explained_by"] == [("from Table 1's printed mu", "rounding")]
+    assert d["gdp.figure3.row2.min_error_clt"]["explained_by"] == [("value at Table 1's printed mu", "rounding")]
     counts = gdp_report.table1_rounding()
     assert counts["rounded"] == counts["cells"] == 18 > counts["truncated"]
 

@@ -326,8 +326,8 @@ def digit_candidates() -> dict[str, dict[str, float]]:
             f"MA eps at T = {whole_steps} whole steps (epochs x floor(n/B))":
                 gdp.ma_epsilons(top.q, top.sigma, [whole_steps], top.delta)[0]},
         "gdp.figure3.row2.min_error_clt": {
-            "from the unrounded mu": 100 * gdp.min_errors(row2)["clt"],
-            "from Table 1's printed mu": 100 * gdp.min_errors(row2, mu=claims.value("gdp.table1.row2.mu"))["clt"]},
+            "value at the unrounded mu": 100 * gdp.min_errors(row2)["clt"],
+            "value at Table 1's printed mu": 100 * gdp.min_errors(row2, mu=claims.value("gdp.table1.row2.mu"))["clt"]},
     }
 
 
