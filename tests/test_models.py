@@ -19,7 +19,10 @@ PER_SAMPLE_KWARGS: dict[str, dict] = {
     "resnet18v2": {"norm": "group", "width": 8, "num_groups": 4},
     "dpis-imdb-bilstm": {"seq_len": 10, "vocab_size": 300},
 }
-PER_SAMPLE_CASES = [(n, PER_SAMPLE_KWARGS.get(n, {})) for n in models.names()] + [
+# Non-private baselines only: packed sequences through nn.LSTM's fused kernel have no per-sample
+# gradients under vmap (GDP Table 3's LSTM-RNN is trained without DP).
+NON_PRIVATE_ONLY = {"tf-text-rnn"}
+PER_SAMPLE_CASES = [(n, PER_SAMPLE_KWARGS.get(n, {})) for n in models.names() if n not in NON_PRIVATE_ONLY] + [
     ("resnet18v2", {"norm": "batch", "width": 8})]
 
 
@@ -297,3 +300,18 @@ def test_feature_and_norm_inputs_are_validated():
         ScatteringFeatures(2)
     with pytest.raises(ValueError, match="tf-mnist-cnn"):
         models.preprocessor("no-such-model")
+
+
+def test_tf_text_rnn_skips_padding_and_has_the_tutorials_layers():
+    torch.manual_seed(0)
+    model = models.create("tf-text-rnn", vocab_size=50, seq_len=12).eval()
+    assert (model.embedding.embedding_dim, model.lstm1.hidden_size, model.lstm2.hidden_size) == (64, 64, 32)
+    assert model.lstm1.bidirectional and model.lstm2.bidirectional
+    text = torch.tensor([[5, 9, 3, 7], [11, 2, 8, 4]])
+    pad = torch.zeros(2, 8, dtype=torch.long)
+    pre, post = model(torch.cat([pad, text], 1)), model(torch.cat([text, pad], 1))
+    torch.testing.assert_close(pre, post)
+    torch.testing.assert_close(pre, model(text))
+    # forget-gate bias 1 (Keras unit_forget_bias), other biases 0
+    h = model.lstm1.hidden_size
+    assert model.lstm1.bias_ih_l0[h:2 * h].eq(1).all() and model.lstm1.bias_ih_l0[:h].eq(0).all()

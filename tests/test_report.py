@@ -49,6 +49,70 @@ def test_training_uses_mean_over_seeds_and_tolerance():
     assert verdicts.judge(c, measurement.training(ID, [], [])).verdict == "not_run"
 
 
+def test_training_band_is_twice_the_sd_of_the_seeds_or_the_floor():
+    c = claim("96.6", kind="training", tolerance=1.0)
+    # mean 95.0, sd 1.0: the band is 2.0 > the floor 1.0, so 96.6 lies within the seeds' spread
+    wide = verdicts.judge(c, measurement.training(ID, [94.0, 95.0, 96.0], ["a", "b", "c"]))
+    assert wide.verdict == "reproduced" and "band +-2" in wide.detail and wide.flags == ()
+    # mean 95.0, sd 0.1: the floor 1.0 decides, and 96.6 lies outside
+    tight = verdicts.judge(c, measurement.training(ID, [94.9, 95.0, 95.1], ["a", "b", "c"]))
+    assert tight.verdict == "not_reproduced" and "band +-1" in tight.detail
+    assert verdicts.band([94.0, 95.0, 96.0], 1.0) == pytest.approx(2.0)
+    assert verdicts.band([5.0], 1.0) == 1.0
+
+
+def test_a_one_seed_record_is_judged_on_the_floor_and_flagged():
+    c = claim("96.6", kind="training", tolerance=1.0)
+    for value, verdict in ((96.0, "reproduced"), (95.0, "not_reproduced")):
+        ev = verdicts.judge(c, measurement.training(ID, [value], ["a"]))
+        assert ev.verdict == verdict and ev.flags == (verdicts.SINGLE_SEED,)
+        assert "single-seed evidence" in ev.detail
+    failed = verdicts.judge(c, measurement.training(ID, [None], ["a"], "never reached 97%"))
+    assert failed.verdict == "not_reproduced" and failed.flags == (verdicts.SINGLE_SEED,)
+
+
+def trend(values, floor=1.0):
+    return measurement.trend(ID, values, floor, "epochs MA - CLT", "MA - CLT > 0",
+                             [f"r{i}" for i in range(2 * len(values))])
+
+
+def test_a_zero_gain_is_no_trend():
+    stmt = claim(None, kind="statement")
+    assert verdicts.judge(stmt, trend([0.0, 0.0, 0.0])).verdict == "not_reproduced"
+    assert verdicts.judge(stmt, trend([0.0])).verdict == "not_reproduced"
+
+
+def test_a_trend_in_every_seed_is_reproduced():
+    ev = verdicts.judge(claim(None, kind="statement"), trend([0.5, 2.0, 1.0]))
+    assert ev.verdict == "reproduced" and "3 of 3 seed(s)" in ev.ours and ev.flags == ()
+    assert ev.evidence == [f"r{i}" for i in range(6)] and ev.detail == "MA - CLT > 0"
+
+
+def test_a_trend_in_2_of_3_seeds_needs_its_mean_above_the_margin():
+    stmt = claim(None, kind="statement")
+    # mean 1.5 vs 2 SE = 2.08 (sd 1.80): not enough
+    weak = verdicts.judge(stmt, trend([3.0, 2.0, -0.5]))
+    assert weak.verdict == "not_reproduced" and "2 of 3 seed(s)" in weak.ours
+    # With three seeds one of which shows no trend, mean <= 2 SE always (equality at [a, a, 0])
+    assert verdicts.judge(stmt, trend([12.0, 12.0, -0.1])).verdict == "not_reproduced"
+    # with more seeds the mean can clear 2 SE without every seed: mean 7.6 vs 2 SE 4.8
+    assert verdicts.judge(stmt, trend([10.0, 10.0, 10.0, 10.0, -2.0])).verdict == "reproduced"
+    # ... but not a stated floor above the mean
+    assert verdicts.judge(stmt, trend([10.0, 10.0, 10.0, 10.0, -2.0], floor=8.0)).verdict == "not_reproduced"
+
+
+def test_a_one_seed_trend_is_decided_by_that_seed_and_flagged():
+    for value, verdict in ((0.5, "reproduced"), (-0.5, "not_reproduced")):
+        ev = verdicts.judge(claim(None, kind="statement"), trend([value]))
+        assert ev.verdict == verdict and ev.flags == (verdicts.SINGLE_SEED,)
+
+
+def test_rules_are_stated_from_the_constants_the_rules_use():
+    text = verdicts.rules_markdown()
+    assert f"max({verdicts.SPREAD_SDS:g} SD" in text and f"max({verdicts.TREND_SES:g} SE" in text
+    assert verdicts.SINGLE_SEED in text
+
+
 def test_training_without_paper_value_is_not_run_but_shows_the_mean():
     ev = verdicts.judge(claim(None, kind="training"), measurement.training(ID, [1.0, 3.0], ["a", "b"]))
     assert ev.verdict == "not_run" and ev.ours == 2.0 and "paper value missing" in ev.detail
@@ -94,6 +158,9 @@ def test_judge_refuses_a_measurement_of_another_claim():
     dict(kind="statement", values=(True,)),
     dict(kind="statement", values=("yes",), rule="r"),
     dict(kind="missing", values=(1.0,)),
+    dict(kind="trend", values=(1.0,)),
+    dict(kind="trend", values=("yes",), rule="r"),
+    dict(kind="trend", values=(1.0,), rule="r", floor=-1.0),
 ])
 def test_malformed_measurements_rejected(bad):
     with pytest.raises(ValueError):

@@ -8,12 +8,13 @@ Each paper has a TOML file beside this module (``gdp.toml``, ...) with entries::
     source = "Table 1, row 1 (sigma 1.3, 15 epochs), column MA eps"
     value = "1.19"                     # exactly as printed; omitted if the text lost it
     kind = "exact"                     # exact | training | statement
-    tolerance = 1.0                    # training claims: allowed |ours - paper|
+    tolerance = 1.0                    # training claims: the floor of the allowed |mean - paper|
     unit = "%"                         # optional
     note = "..."                       # optional: what the claim means, caveats
 
 ``exact`` claims are computations (e.g. an epsilon) that must match to the printed
-digits; ``training`` claims are outcomes of training compared within ``tolerance``;
+digits; ``training`` claims are outcomes of training, reproduced when the paper's value
+lies within mean +- max(2 SD over our seeds, ``tolerance``) (:mod:`dpnotes.report.verdicts`);
 ``statement`` claims are qualitative sentences checked by a computed test.
 
 Settings the papers print (sigma, epochs, learning rate, ...) are not scored but

@@ -17,6 +17,10 @@ Kinds:
                 accuracy per seed. ``None`` is a fact about a run: it never produced the
                 value (never reached 97%, spent eps 4 within its first epoch); ``detail``
                 then says so in words.
+``trend``       a paired comparison per seed (``values``: one number per seed, > 0 where
+                the trend holds in that seed, e.g. MA minus CLT epochs to 97%); ``floor``
+                the smallest mean that counts when not every seed shows it; ``detail``
+                the numbers, ``rule`` the comparison; ``record_ids`` the runs compared.
 ``statement``   a computed fact about the paper's qualitative sentence:
                 ``values == (holds,)``, ``detail`` the numbers it rests on and ``rule``
                 the test it applies; ``record_ids`` the runs compared, if any.
@@ -29,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-KINDS = ("exact", "training", "statement", "missing")
+KINDS = ("exact", "training", "trend", "statement", "missing")
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,7 @@ class Measurement:
     detail: str | None = None
     rule: str | None = None
     basis: str = "computed"  # what the value rests on when no run record does; "missing": why none
+    floor: float = 0.0  # trend: the least mean over seeds that counts (verdicts.trend)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -55,6 +60,9 @@ class Measurement:
         if self.kind == "statement" and (len(self.values) != 1 or not isinstance(self.values[0], bool)
                                          or not self.rule):
             raise ValueError(f"{self.claim_id}: a statement holds one bool and its rule")
+        if self.kind == "trend" and (not self.rule or any(not isinstance(v, (int, float)) for v in self.values)
+                                     or self.floor < 0):
+            raise ValueError(f"{self.claim_id}: a trend holds numbers per seed, its rule and a floor >= 0")
         if self.kind == "missing" and self.values:
             raise ValueError(f"{self.claim_id}: a missing measurement holds no value")
 
@@ -67,6 +75,12 @@ def exact(claim_id: str, value: float, basis: str = "computed") -> Measurement:
 def training(claim_id: str, values, record_ids, detail: str | None = None) -> Measurement:
     """One value per run record (``None``: the run never produced it; ``detail`` says why)."""
     return Measurement(claim_id, "training", tuple(values), tuple(record_ids), detail)
+
+
+def trend(claim_id: str, per_seed, floor: float, detail: str, rule: str, record_ids=()) -> Measurement:
+    """A paired comparison: one number per seed, > 0 where the trend holds (see verdicts.trend)."""
+    return Measurement(claim_id, "trend", tuple(float(v) for v in per_seed), tuple(record_ids), detail, rule,
+                       floor=floor)
 
 
 def statement(claim_id: str, holds: bool, detail: str, rule: str, record_ids=()) -> Measurement:

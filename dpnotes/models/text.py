@@ -10,7 +10,16 @@
   sequences padded to 80; act = ReLU (DP-SGD, DPIS, DP-SGD-Decay) or tanh (DP-SGD-TS). Loading
   the GloVe vectors is the data layer's job: copy them into ``model.embedding.weight``.
 
-Both were built in Keras, so they start from Keras' default initialisation.
+* ``tf-text-rnn`` (the non-private LSTM-RNN baseline of GDP's Table 3, Bu et al. 2020 Sec. 4.1
+  "IMDb", ref. [1]: TensorFlow's "Text classification with an RNN" tutorial, its two-layer
+  model): Embedding(vocab, 64) -> Bidirectional LSTM(64, all steps) -> Bidirectional LSTM(32)
+  -> Dense(64, ReLU) -> Dropout(0.5) -> Dense(2). The tutorial masks padding (Embedding
+  ``mask_zero=True``); we pack each sequence to its tokens. Its tokeniser (a subword or
+  1,000-word encoder, by tutorial version) is not available offline: we feed the paper's
+  Table 3 preprocessing (top 10,000 words, 256 tokens). Two logits with softmax instead of one
+  with a sigmoid: the same model family.
+
+All three were built in Keras, so they start from Keras' default initialisation.
 """
 
 from __future__ import annotations
@@ -57,6 +66,46 @@ class EmbeddingBiLSTMClassifier(nn.Module):
         return self.classifier(self.bilstm(self.project(self.embedding(tokens))))
 
 
+class StackedBiLSTMClassifier(nn.Module):
+    """Embedding -> BiLSTM(64, sequences) -> BiLSTM(32) -> Dense(64, ReLU) -> Dropout -> Dense
+    (TF text-RNN tutorial, two-layer model). Non-private: ``nn.LSTM``'s fused kernel, padding
+    (token 0, on either side) skipped by packing each sequence to its tokens."""
+
+    def __init__(self, vocab_size: int, embed_dim: int = 64, hidden: tuple[int, int] = (64, 32),
+                 dense: int = 64, dropout: float = 0.5, num_classes: int = 2):
+        super().__init__()
+        self.embedding = nn.Embedding(validate.integer("vocab_size", vocab_size, minimum=2),
+                                      validate.integer("embed_dim", embed_dim, minimum=1))
+        self.lstm1 = nn.LSTM(embed_dim, hidden[0], batch_first=True, bidirectional=True)
+        self.lstm2 = nn.LSTM(2 * hidden[0], hidden[1], batch_first=True, bidirectional=True)
+        self.classifier = nn.Sequential(nn.Linear(2 * hidden[1], dense), nn.ReLU(), nn.Dropout(dropout),
+                                        nn.Linear(dense, num_classes))
+        for lstm in (self.lstm1, self.lstm2):  # Keras LSTM defaults (see dpnotes.models.lstm)
+            for name, w in lstm.named_parameters():
+                if name.startswith("weight_ih"):
+                    for block in w.chunk(4):
+                        nn.init.xavier_uniform_(block)
+                elif name.startswith("weight_hh"):
+                    for block in w.chunk(4):
+                        nn.init.orthogonal_(block)
+                else:  # b_ih and b_hh: zero, forget gate (gate order i, f, g, o) 1 in total
+                    nn.init.zeros_(w)
+                    if name.startswith("bias_ih"):
+                        w.data[lstm.hidden_size:2 * lstm.hidden_size] = 1.0
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        from torch.nn.utils.rnn import pack_padded_sequence
+
+        lengths = (tokens != 0).sum(1).clamp(min=1)
+        # move each sequence's tokens to its start (pre- or post-padded alike), then pack
+        order = torch.argsort((tokens == 0).to(torch.int8), dim=1, stable=True)
+        packed = pack_padded_sequence(self.embedding(tokens.gather(1, order)), lengths.cpu(),
+                                      batch_first=True, enforce_sorted=False)
+        out, _ = self.lstm1(packed)
+        _, (h, _) = self.lstm2(out)
+        return self.classifier(torch.cat([h[0], h[1]], dim=1))  # forward and backward final states
+
+
 def _tokens_spec(name, source, seq_len, vocab_size):
     seq_len = validate.integer("seq_len", seq_len, minimum=1)
     return ModelSpec(name=name, source=source, input_kind="tokens", input_shape=(seq_len,),
@@ -65,6 +114,9 @@ def _tokens_spec(name, source, seq_len, vocab_size):
 
 _GDP = ("GDP (Bu et al. 2020) Sec. 5 'IMDb'; TF Privacy research/GDP_2019 (REFERENCE.md 'GDP'): "
         "Embedding(10000, 16), unmasked mean over 256 positions, Dense(16, ReLU), Dense(2)")
+_TF_RNN = ("GDP (Bu et al. 2020) Sec. 4.1 'IMDb', Table 3 'LSTM-RNN', ref. [1]: TensorFlow's text "
+           "classification RNN tutorial, two-layer model: Embedding 64, BiLSTM 64, BiLSTM 32, Dense 64 "
+           "ReLU, Dropout 0.5, Dense 2; padding masked")
 _DPIS = ("DPIS (Wei et al. 2022) Sec. 5.1 'IMDb', Table 1 'RNN model for IMDb': Embedding 100 "
          "(GloVe, frozen), FC 32, BiLSTM 32, FC 16, FC 2; sequences of 80 tokens")
 
@@ -89,5 +141,16 @@ def dpis_imdb_bilstm(vocab_size: int = 20000, seq_len: int = 80, activation: str
     model = EmbeddingBiLSTMClassifier(vocab_size, 100, activation, freeze_embedding)
     keras_init(model.embedding)
     keras_init(model.project)
+    keras_init(model.classifier)
+    return model
+
+
+@register("tf-text-rnn", lambda vocab_size=10000, seq_len=256:
+          _tokens_spec("tf-text-rnn", _TF_RNN, seq_len, vocab_size))
+def tf_text_rnn(vocab_size: int = 10000, seq_len: int = 256) -> nn.Module:
+    """``seq_len`` only describes the inputs (the model takes any length; padding is skipped)."""
+    validate.integer("seq_len", seq_len, minimum=1)
+    model = StackedBiLSTMClassifier(vocab_size)
+    keras_init(model.embedding)
     keras_init(model.classifier)
     return model

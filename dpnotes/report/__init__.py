@@ -33,6 +33,7 @@ def _rows(paper: str, store: Store) -> list[dict]:
             "id": claim.id, "paper": paper, "kind": claim.kind, "source": claim.source,
             "paper_value": claim.value, "unit": claim.unit, "ours": ev.ours,
             "verdict": ev.verdict, "evidence": ev.evidence, "detail": ev.detail,
+            "flags": ", ".join(ev.flags),
         })
     return rows
 
@@ -101,8 +102,8 @@ def paper_table(paper: str, *, store: Store | None = None):
         [{
             "claim": r["id"], "source": r["source"], "kind": r["kind"],
             "paper": r["paper_value"] if r["paper_value"] is not None else "—",
-            "ours": _fmt(r["ours"]), "verdict": r["verdict"],
+            "ours": _fmt(r["ours"]), "verdict": r["verdict"], "flags": r["flags"],
             "evidence": r["evidence"] if isinstance(r["evidence"], str) else ", ".join(r["evidence"]),
         } for r in rows],
-        columns=["claim", "source", "kind", "paper", "ours", "verdict", "evidence"],
+        columns=["claim", "source", "kind", "paper", "ours", "verdict", "flags", "evidence"],
     )

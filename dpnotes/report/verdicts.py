@@ -6,14 +6,18 @@ the rule of the measurement's kind (one function per rule below). Verdicts are c
 never written by hand:
 
 - ``reproduced``      exact claims: our value printed with the paper's digits equals the
-                      paper's; training claims: our mean over seeds is within the claim's
-                      tolerance of the paper's value; statements: the computed fact holds.
+                      paper's; training claims: the paper's value lies within our seeds'
+                      spread (:func:`training`); trends: the trend holds in every seed or in
+                      the mean by a margin (:func:`trend`); statements: the computed fact holds.
 - ``trend``           the paper's qualitative finding holds (e.g. the ordering of methods)
                       but the numbers are outside tolerance (no rule gives it yet).
 - ``not_reproduced``  our value differs, the fact does not hold, or a run never produced
                       the value.
 - ``not_run``         no value answers the claim (or the paper's value is missing); the
                       evidence says why.
+
+A verdict that rests on a single seed carries the flag ``single-seed`` (:data:`SINGLE_SEED`).
+:func:`rules_markdown` states the rules for the chapters, from the same constants.
 """
 
 from __future__ import annotations
@@ -26,6 +30,9 @@ from dpnotes.claims import Claim
 from dpnotes.experiments.measurement import Measurement
 
 VERDICTS = ("reproduced", "trend", "not_reproduced", "not_run")
+SPREAD_SDS = 2.0  # a training claim's band: mean +- max(SPREAD_SDS * SD over seeds, the claim's floor)
+TREND_SES = 2.0  # a trend not in every seed needs its mean above max(TREND_SES * SE, the stated floor)
+SINGLE_SEED = "single-seed"  # the flag of a verdict that rests on one seed
 
 
 @dataclass
@@ -37,6 +44,7 @@ class Evidence:
     ours: float | str | None = None
     evidence: list[str] | str = field(default_factory=list)  # record ids, or the reason not run
     detail: str | None = None  # e.g. "mean of 3 seeds, sd 0.21"
+    flags: tuple[str, ...] = ()  # e.g. (SINGLE_SEED,): what a reader must know about the verdict
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -64,8 +72,22 @@ def exact(claim: Claim, m: Measurement) -> Evidence:
                     detail=None if same else f"ours prints as {text}")
 
 
+def band(values: list[float], floor: float) -> float:
+    """Half-width of our seeds' spread: max(SPREAD_SDS * SD, ``floor``); ``floor`` alone for
+    one seed (no SD)."""
+    sd = statistics.stdev(values) if len(values) > 1 else 0.0
+    return max(SPREAD_SDS * sd, floor)
+
+
+def _seeds(n: int) -> tuple[str, ...]:
+    return (SINGLE_SEED,) if n == 1 else ()
+
+
 def training(claim: Claim, m: Measurement) -> Evidence:
-    """A training claim is reproduced when the mean over seeds is within the claim's tolerance.
+    """A training claim is reproduced when the paper's value lies within our seeds' spread:
+    |mean - paper| <= max(2 SD over seeds, the claim's ``tolerance``), the tolerance being a
+    floor stated in the registry (e.g. 1 point of accuracy, 1 epoch). One seed has no SD: the
+    floor alone decides and the verdict is flagged ``single-seed``.
 
     It is not run without records, and not reproduced when a run never produced the value
     (a value of ``None``: e.g. it never reached the accuracy the claim counts epochs to).
@@ -73,15 +95,36 @@ def training(claim: Claim, m: Measurement) -> Evidence:
     values, record_ids = list(m.values), list(m.record_ids)
     if not values:
         return Evidence(claim.id, "not_run", None, "no run record")
+    flags = _seeds(len(values))
     if None in values:
-        return Evidence(claim.id, "not_reproduced", None, record_ids, m.detail)
+        return Evidence(claim.id, "not_reproduced", None, record_ids, m.detail, flags)
     mean = statistics.fmean(values)
-    sd = statistics.stdev(values) if len(values) > 1 else math.nan
-    detail = f"mean of {len(values)} seed(s)" + ("" if math.isnan(sd) else f", sd {sd:.2f}")
+    detail = f"mean of {len(values)} seed(s)" + (
+        f", sd {statistics.stdev(values):.2f}" if len(values) > 1 else " (single-seed evidence)")
     if claim.number is None:
-        return Evidence(claim.id, "not_run", mean, record_ids, detail + "; paper value missing")
-    ok = abs(mean - claim.number) <= claim.tolerance
-    return Evidence(claim.id, "reproduced" if ok else "not_reproduced", mean, record_ids, detail)
+        return Evidence(claim.id, "not_run", mean, record_ids, detail + "; paper value missing", flags)
+    half = band(values, claim.tolerance)
+    ok = abs(mean - claim.number) <= half
+    return Evidence(claim.id, "reproduced" if ok else "not_reproduced", mean, record_ids,
+                    f"{detail}; band +-{half:.3g} (floor {claim.tolerance:g})", flags)
+
+
+def trend(claim: Claim, m: Measurement) -> Evidence:
+    """A trend claim ("the CLT run needs fewer epochs") is reproduced when the trend holds
+    (a per-seed value > 0) in every seed, or when the mean over seeds exceeds
+    max(2 SE, the measurement's stated ``floor``) with SE = SD / sqrt(n). A zero value is
+    no trend. One seed: that seed decides, flagged ``single-seed``."""
+    values = list(m.values)
+    if not values:
+        return Evidence(claim.id, "not_run", None, "no run record")
+    n, mean = len(values), statistics.fmean(values)
+    every = all(v > 0 for v in values)
+    margin = max(TREND_SES * statistics.stdev(values) / math.sqrt(n), m.floor) if n > 1 else math.inf
+    holds = every or mean > margin
+    why = (f"{sum(v > 0 for v in values)} of {n} seed(s) show it, mean {mean:.3g}"
+           + ("" if n == 1 else f" vs margin {margin:.3g}"))
+    return Evidence(claim.id, "reproduced" if holds else "not_reproduced", f"{m.detail}; {why}",
+                    list(m.record_ids), m.rule, _seeds(n))
 
 
 def statement(claim: Claim, m: Measurement) -> Evidence:
@@ -97,7 +140,30 @@ def missing(claim: Claim, m: Measurement) -> Evidence:
     return Evidence(claim.id, "not_run", None, m.basis, m.detail)
 
 
-RULES = {"exact": exact, "training": training, "statement": statement, "missing": missing}
+RULES = {"exact": exact, "training": training, "trend": trend, "statement": statement, "missing": missing}
+
+
+def rules_markdown() -> str:
+    """The verdict rules in words, for the chapters (from the constants the rules use)."""
+    return "\n".join([
+        "**How verdicts are decided** (one rule per kind of claim, in `dpnotes.report.verdicts`):",
+        "",
+        "- *exact* (a computation, e.g. an epsilon): reproduced when our value printed with the "
+        "paper's digits is the paper's number.",
+        f"- *training* (an outcome of training): reproduced when the paper's value lies within our "
+        f"seeds' spread, mean +- max({SPREAD_SDS:g} SD over seeds, a floor stated with the claim in the "
+        "registry: e.g. 1 point of accuracy, 0.02 RMSE, 1 epoch for epochs-to-accuracy, the resolution "
+        "of per-epoch evaluation). A run that never produced the value (never reached the accuracy) "
+        "is not reproduced.",
+        f"- *trend* (e.g. \"the CLT run needs fewer epochs\"): reproduced when the trend holds in every "
+        f"seed, or when its mean over seeds exceeds max({TREND_SES:g} SE, a stated floor); a zero "
+        "difference is no trend. With three seeds, a mean above 2 SE implies the trend in every seed, "
+        "so three seeds need it in all three.",
+        "- *statement* (a qualitative sentence): reproduced when the computed fact holds.",
+        f"- A verdict resting on one seed is flagged `{SINGLE_SEED}`: the floor alone (training) or that "
+        "seed alone (trend) decides it.",
+        "- *not run*: no record answers the claim (or the paper's value is lost); the reason is given.",
+    ])
 
 
 def judge(claim: Claim, m: Measurement) -> Evidence:
