@@ -2,7 +2,7 @@
 
 :func:`epsilon` builds ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)),
 steps)`` and prices it with :func:`dpnotes.accounting.registry.price`. ``"all"`` means
-:data:`ACCOUNTANTS`, four DP-SGD accountants that answer in well under a second:
+:data:`ACCOUNTANTS`, four DP-SGD accountants (none of them the slow PRV):
 
 * ``rdp``: RDP with the improved conversion (Balle et al. 2020) and opacus's orders;
 * ``rdp-classic``: RDP with the classic conversion (Mironov 2017) and TF Privacy's

@@ -41,7 +41,8 @@ def _describe(mechanisms: Sequence[tuple[float, float, float]]) -> str:
 
 
 def pld_grid_points(mechanisms: Sequence[tuple[float, float, float]], discretization: float) -> float:
-    """An estimate (from above) of the loss-grid points of the composed PLD of ``(q, sigma, steps)``.
+    """An estimate of the loss-grid points of the composed PLD of ``(q, sigma, steps)``: the loss
+    range it must cover over the grid spacing, plus the drift of the pessimistic rounding.
 
     The composed loss lies, up to mass ``_TAIL``, below the RDP bound at delta = ``_TAIL``
     (the Chernoff bound: the privacy loss's moment generating function is the RDP curve,
