@@ -171,7 +171,7 @@ def test_prv_rounds_fractional_steps_up():
 def test_epsilon_keys_and_defaults():
     out = epsilon(0.01, 1.0, 100, 1e-5, accountant="all")
     assert list(out) == list(ACCOUNTANTS)
-    assert set(out["clt"]) == {"mu", "epsilon"} and set(out["prv"]) == {"epsilon", "lower", "upper"}
+    assert set(out["clt"]) == {"mu", "epsilon"} and set(out["pld"]) == {"epsilon"}
     assert set(out["rdp"]) == set(out["rdp-classic"]) == {"epsilon", "order"}
     assert out["rdp"]["epsilon"] == rdp_epsilon(0.01, 1.0, 100, 1e-5, orders="opacus", conversion="improved")[0]
     assert out["rdp-classic"]["epsilon"] == rdp_epsilon(0.01, 1.0, 100, 1e-5)[0]

@@ -52,7 +52,7 @@ def three_segments():
 
 def test_registry_metadata():
     assert set(ACCOUNTANT_NAMES) == {"rdp", "rdp-classic", "clt", "prv", "pld", "dpis", "sadpsgd-accepted-only", "pure"}
-    assert ACCOUNTANTS == ("rdp", "rdp-classic", "clt", "prv")
+    assert ACCOUNTANTS == ("rdp", "rdp-classic", "clt", "pld")
     assert {accountant(n).guarantee for n in ACCOUNTANT_NAMES} == {"upper bound", "approximation", "unsound"}
     assert accountant("clt").guarantee == "approximation"
     assert accountant("sadpsgd-accepted-only").guarantee == "unsound"
@@ -286,6 +286,8 @@ def test_long_ledger_prices_fast():
 def test_cli_epsilon_pld(capsys):
     argv = ["epsilon", "--sample-rate", "0.01", "--steps", "100", "--delta", "1e-5", "--noise-multiplier", "1.0"]
     assert main([*argv, "--accountant", "pld", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == epsilon(0.01, 1.0, 100, DELTA, "pld", pld_discretization=1e-3)
+    assert main([*argv, "--accountant", "pld", "--pld-discretization", "1e-4", "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == epsilon(0.01, 1.0, 100, DELTA, "pld")
     assert main([*argv, "--accountant", "pld"]) == 0
     assert "pld" in capsys.readouterr().out

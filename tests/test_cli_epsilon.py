@@ -26,11 +26,28 @@ def test_epsilon_json_matches_library(capsys, accountant):
 def test_epsilon_all_keys_and_table(capsys):
     got = _json(capsys, ["epsilon", "--sample-rate", "0.01", "--steps", "100", "--delta", "1e-5",
                          "--noise-multiplier", "1.0", "--json"])
-    assert set(got) == {"rdp", "rdp-classic", "clt", "prv"}
-    assert set(got["prv"]) == {"epsilon", "lower", "upper"} and set(got["clt"]) == {"mu", "epsilon"}
+    assert set(got) == {"rdp", "rdp-classic", "clt", "pld"}
+    assert set(got["pld"]) == {"epsilon"} and set(got["clt"]) == {"mu", "epsilon"}
+    # The CLI's PLD grid (default 1e-3) is an upper bound above the library's finer 1e-4 grid.
+    fine = epsilon(0.01, 1.0, 100, 1e-5, "pld")["pld"]["epsilon"]
+    assert fine <= got["pld"]["epsilon"] <= fine + 0.02
     assert main(["epsilon", "--sample-rate", "0.01", "--steps", "100", "--delta", "1e-5",
-                 "--noise-multiplier", "1.0", "--accountant", "clt"]) == 0
-    assert "clt" in capsys.readouterr().out
+                 "--noise-multiplier", "1.0"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    meaning = {line.split()[0]: line for line in lines[2:]}
+    assert "approximation, may under-state eps" in meaning["clt"]
+    assert "certified upper bound" in meaning["pld"]
+
+
+def test_prv_line_prints_its_certified_upper_bound(capsys):
+    argv = ["epsilon", "--sample-rate", "0.01", "--steps", "100", "--delta", "1e-5", "--noise-multiplier", "1.0",
+            "--accountant", "prv"]
+    got = _json(capsys, [*argv, "--json"])["prv"]
+    assert got["lower"] <= got["epsilon"] <= got["upper"]
+    assert main(argv) == 0
+    line = capsys.readouterr().out.splitlines()[-1]
+    assert float(line.split()[1]) == pytest.approx(got["upper"], rel=1e-5)
+    assert "certified upper bound" in line and "lower bound" in line
 
 
 def test_orders_option(capsys):

@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
+import numpy as np
 from prv_accountant import PoissonSubsampledGaussianMechanism, PRVAccountant
+from prv_accountant.accountant import compute_safe_domain_size
 
 from dpnotes import validate
+from dpnotes.accounting.grid import check_prv_grid, prv_failed
 from dpnotes.accounting.rdp import _check_sgm
 from dpnotes.accounting.tradeoff import integer_steps
 
@@ -45,6 +48,9 @@ def prv_compose(
     sampling rate ``q`` and noise multiplier ``sigma`` for each ``(q, sigma, steps)``
     (q = 1 is the plain Gaussian mechanism). Gopi et al. 2021, Section 5: the PRVs are
     discretised on one grid and composed together; errors and rounding as :func:`prv_epsilon`.
+    A grid of more than :data:`~dpnotes.accounting.grid.PRV_MAX_POINTS` points (tiny sigma,
+    very many steps) raises :class:`~dpnotes.accounting.grid.GridTooLargeError`, a failure of
+    the library (tiny delta) :class:`~dpnotes.accounting.grid.NumericalAccountantError`.
     """
     if not mechanisms:
         raise ValueError("mechanisms must not be empty")
@@ -55,9 +61,19 @@ def prv_compose(
         q, sigma, _ = _check_sgm(q, sigma, steps)
         prvs.append(PoissonSubsampledGaussianMechanism(noise_multiplier=sigma, sampling_probability=q))
         counts.append(integer_steps(steps))
-    accountant = PRVAccountant(
-        prvs=prvs, max_self_compositions=counts, eps_error=eps_error, delta_error=delta / 1000
-    )
-    lower, estimate, upper = accountant.compute_epsilon(delta=delta, num_self_compositions=counts)
-    # eps < 0 carries no meaning beyond eps = 0.
-    return PRVEpsilon(max(float(estimate), 0.0), max(float(lower), 0.0), float(upper))
+    # The grid PRVAccountant allocates: [-L, L] at this mesh (its __init__, prv_accountant 0.2.0).
+    try:
+        domain = compute_safe_domain_size(prvs, counts, eps_error=eps_error, delta_error=delta / 1000)
+    except (ArithmeticError, ValueError) as exc:
+        raise prv_failed(mechanisms, delta, exc) from exc
+    mesh = eps_error / np.sqrt(sum(counts) / 2 * np.log(12 / (delta / 1000)))
+    check_prv_grid(2 * domain / mesh, mechanisms, eps_error)
+    try:
+        accountant = PRVAccountant(
+            prvs=prvs, max_self_compositions=counts, eps_error=eps_error, delta_error=delta / 1000
+        )
+        lower, estimate, upper = accountant.compute_epsilon(delta=delta, num_self_compositions=counts)
+    except (ArithmeticError, RuntimeError, ValueError) as exc:  # e.g. "Floating point errors will dominate"
+        raise prv_failed(mechanisms, delta, exc) from exc
+    # (eps < 0, delta)-DP implies (0, delta)-DP: every value is clipped at 0.
+    return PRVEpsilon(max(float(estimate), 0.0), max(float(lower), 0.0), max(float(upper), 0.0))

@@ -29,6 +29,7 @@ from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 
 from dpnotes import validate
 from dpnotes.accounting.gdp import epsilon_from_mu, mu_poisson
+from dpnotes.accounting.grid import check_pld_grid
 from dpnotes.accounting.prv import prv_compose
 from dpnotes.accounting.rdp import _check_sgm, rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
 from dpnotes.accounting.tradeoff import integer_steps
@@ -193,11 +194,13 @@ class CltAccountant(Accountant):
 class PldAccountant(Accountant):
     """dp_accounting's privacy-loss-distribution accountant (Koskela et al. 2020; Doroshenko
     et al. 2022), pessimistic discretisation: an upper bound up to ``discretization`` in eps.
-    Each event's total count is rounded up (:func:`integer_steps`)."""
+    Each event's total count is rounded up (:func:`integer_steps`). A loss grid too large to
+    hold raises :class:`~dpnotes.accounting.grid.GridTooLargeError` before any allocation."""
 
     discretization: float = 1e-4
 
     def _price(self, events, delta):
+        check_pld_grid([(*_gaussian(event), count) for event, count in events], self.discretization)
         pld = PLDAccountant(value_discretization_interval=self.discretization)
         for event, count in events:
             pld.compose(event, integer_steps(count))

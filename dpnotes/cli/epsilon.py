@@ -5,7 +5,10 @@ The run is given by its sampling rate (``--sample-rate``, or ``--batch-size`` an
 = epochs * N / B, fractional allowed, as the GDP paper's code; the PRV accountant rounds
 it up, as does PLD). ``--accountant`` is any registered accountant that prices a DP-SGD
 step (:data:`dpnotes.accounting.accountants.SGM_ACCOUNTANTS`), or ``all`` (rdp,
-rdp-classic, clt, prv). ``--json`` prints one JSON object keyed by accountant name.
+rdp-classic, clt, pld). Each line says what its number is: a certified upper bound on eps
+(rdp, rdp-classic, dpis; pld and prv print the upper bound they certify), an approximation
+that may under-state eps (clt), or a paper's unsound accounting (sadpsgd-accepted-only).
+``--json`` prints one JSON object keyed by accountant name.
 """
 
 from __future__ import annotations
@@ -14,8 +17,9 @@ import argparse
 import json
 
 from dpnotes import validate
-from dpnotes.accounting import ORDERS, epsilon
-from dpnotes.accounting.accountants import SGM_ACCOUNTANTS
+from dpnotes.cli.choices import ALL_ACCOUNTANTS, ORDER_NAMES, SGM_ACCOUNTANTS
+
+PLD_DISCRETIZATION = 1e-3  # PLD loss grid: eps within about 0.01 of the 1e-4 grid, 10x faster
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +30,7 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--epochs", type=float, metavar="E", help="epochs (steps = E / q)")
     parser.add_argument("--steps", type=float, metavar="T", help="number of steps")
     parser.add_argument("--delta", type=float, required=True, metavar="D", help="delta in (0, 1)")
-    parser.add_argument("--orders", choices=sorted(ORDERS), help="RDP orders (default per accountant)")
+    parser.add_argument("--orders", choices=ORDER_NAMES, help="RDP orders (default per accountant)")
     parser.add_argument("--json", action="store_true", help="print one JSON object keyed by accountant")
 
 
@@ -49,29 +53,45 @@ def run_settings(args: argparse.Namespace) -> tuple[float, float]:
     return q, validate.positive("--epochs", args.epochs) / q
 
 
-def _row(name: str, values: dict[str, float]) -> str:
-    details = ", ".join(f"{k} {v:.6g}" for k, v in values.items() if k != "epsilon")
-    return f"{name:<12} {values['epsilon']:>12.6g}   {details}"
+def _meaning(name: str, values: dict[str, float], pld_discretization: float) -> str:
+    """What the printed eps is, by the accountant's registered guarantee."""
+    from dpnotes.accounting.registry import accountant
+
+    acc = accountant(name)
+    if name == "pld":
+        return f"certified upper bound (pessimistic PLD, loss grid {pld_discretization:g})"
+    if name == "prv":
+        return f"certified upper bound (PRV estimate {values['epsilon']:.6g}, lower bound {values['lower']:.6g})"
+    if acc.guarantee == "approximation":
+        return "approximation, may under-state eps" + "".join(f" ({k} {values[k]:.6g})" for k in ("mu",) if k in values)
+    meaning = "upper bound" if acc.guarantee == "upper bound" else f"NOT a DP bound ({acc.description})"
+    return meaning + (f" (order {values['order']:.6g})" if "order" in values else "")
 
 
 def _run(args: argparse.Namespace) -> int:
+    from dpnotes.accounting import epsilon
+    from dpnotes.accounting.registry import accountant
+
     q, steps = run_settings(args)
     sigma = validate.positive("--noise-multiplier", args.noise_multiplier)
-    result = epsilon(q, sigma, steps, args.delta, accountant=args.accountant, orders=args.orders)
+    grid = validate.positive("--pld-discretization", args.pld_discretization)
+    result = epsilon(q, sigma, steps, args.delta, accountant=args.accountant, orders=args.orders,
+                     pld_discretization=grid)
     if args.json:
         print(json.dumps(result))
         return 0
     print(f"q {q:.6g}, sigma {sigma:.6g}, steps {steps:.6g}, delta {args.delta:.3g}")
-    print(f"{'accountant':<12} {'epsilon':>12}")
+    print(f"{'accountant':<22} {'epsilon':>12}   meaning")
     for name, values in result.items():
-        print(_row(name, values))
+        eps = values[accountant(name).epsilon_key]
+        print(f"{name:<22} {eps:>12.6g}   {_meaning(name, values, grid)}")
     return 0
 
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "epsilon",
-        help="eps of a DP-SGD run under the RDP, CLT (GDP), PRV and PLD accountants",
+        help="eps of a DP-SGD run under the RDP, CLT (GDP), PLD and PRV accountants",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -79,6 +99,10 @@ def register(subparsers) -> None:
     parser.add_argument("--noise-multiplier", type=float, required=True, metavar="S", help="sigma > 0")
     parser.add_argument(
         "--accountant", choices=SGM_ACCOUNTANTS + ("all",), default="all",
-        help="accountant (default all = rdp, rdp-classic, clt, prv; prv and pld take up to seconds)",
+        help=f"accountant (default all = {', '.join(ALL_ACCOUNTANTS)}; prv takes seconds)",
+    )
+    parser.add_argument(
+        "--pld-discretization", type=float, default=PLD_DISCRETIZATION, metavar="H",
+        help=f"loss grid of the pld accountant (default {PLD_DISCRETIZATION:g}; smaller is tighter and slower)",
     )
     parser.set_defaults(func=_run)

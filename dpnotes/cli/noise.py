@@ -13,13 +13,15 @@ import argparse
 import json
 
 from dpnotes import validate
-from dpnotes.accounting import epsilon, noise_multiplier
-from dpnotes.accounting.accountants import SGM_ACCOUNTANTS, accountant_names
-from dpnotes.accounting.registry import accountant
+from dpnotes.cli.choices import SGM_ACCOUNTANTS
 from dpnotes.cli.epsilon import add_run_arguments, run_settings
 
 
 def _run(args: argparse.Namespace) -> int:
+    from dpnotes.accounting import epsilon, noise_multiplier
+    from dpnotes.accounting.accountants import accountant_names
+    from dpnotes.accounting.registry import accountant
+
     q, steps = run_settings(args)
     target = validate.positive("--target-epsilon", args.target_epsilon)
     result = {}
