@@ -267,17 +267,16 @@ def test_accepted_only_versus_sound():
 
 # --- scale ------------------------------------------------------------------------------------------
 
-def test_long_ledger_prices_fast():
-    import time
-
+def test_long_ledger_is_priced_per_distinct_event():
+    # Structural, not timed: 100,000 equal steps are one run-length entry, so pricing costs one
+    # RDP curve per distinct event, not per step.
     ledger = Ledger()
     for _ in range(100_000):
         ledger.append(sgm(0.001, 1.0))
     for epoch in range(50):
         ledger.append(DpisIterationDpEvent(100, 100_000, 0.5 + epoch / 100, 1.0), 1000)
-    start = time.perf_counter()
+    assert len(ledger.entries) == 51 and sum(c for _, c in ledger.entries) == 150_000
     out = price(ledger, DELTA, [n for n in FAST if n in RECORD_LEVEL])
-    assert time.perf_counter() - start < 5.0  # milliseconds once the per-event RDP curves are cached
     assert np.isfinite([v["epsilon"] for v in out.values()]).all()
 
 
