@@ -5,7 +5,7 @@
 # Variables: PROFILE (smoke|quick|paper, default quick), DEVICE (default cpu),
 #   PYTHON (interpreter that creates .venv), TORCH_PIP_ARGS (e.g. --index-url of CPU wheels),
 #   PYTEST_ARGS (extra pytest arguments), OFFLINE (1, default: MathJax bundled, the build fails
-#   without npm; 0: MathJax from a CDN).
+#   without npm; 0: MathJax from a CDN), BOOK_JOBS (chapters executed at once, default 2).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -19,6 +19,7 @@ DEVICE ?= cpu
 TORCH_PIP_ARGS ?=
 PYTEST_ARGS ?=
 OFFLINE ?= 1
+BOOK_JOBS ?= 2
 PAPERS := dplis dpis gdp labeldp sadpsgd
 EXECUTED := book/executed
 MATHJAX_VERSION := 3.2.2
@@ -57,7 +58,7 @@ test: $(STAMP)
 # unchanged since its last execution; the runner skips runs whose records already exist.
 notebooks: $(STAMP)
 	$(BIN)/python book/execute.py $(EXECUTED) $(foreach p,$(PAPERS),notebooks/$(p).ipynb) \
-	  book/scoreboard.ipynb -p profile $(PROFILE) -p device $(DEVICE)
+	  book/scoreboard.ipynb -p profile $(PROFILE) -p device $(DEVICE) --jobs $(BOOK_JOBS)
 
 # Warnings are errors (-W). Sphinx rebuilds only the pages whose sources changed (`make clean`
 # for a build from nothing). The book is offline: MathJax is bundled (`make mathjax`) and no page

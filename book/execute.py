@@ -2,19 +2,22 @@
 
 Usage (the Makefile's ``notebooks`` target)::
 
-    python book/execute.py OUT_DIR NOTEBOOK... [-p NAME VALUE]...
+    python book/execute.py OUT_DIR NOTEBOOK... [-p NAME VALUE]... [--jobs N]
 
 A notebook is executed into ``OUT_DIR/<name>.ipynb`` unless the copy there carries the same
 cache key, the SHA-256 of: the notebook, the parameters, the package source (``dpnotes/``,
 ``pyproject.toml``, ``constraints.txt``) and the run records it can read (``<results>/<paper>/``
 for a paper's chapter, the whole store for the others). The key is taken after execution, so
 records that the notebook itself ran are part of it. Papermill's injected-parameters cell is
-tagged ``remove-cell``: the reader sees the chapter, not its plumbing.
+tagged ``remove-cell``: the reader sees the chapter, not its plumbing. The papers' chapters run
+``--jobs`` at a time; any other notebook (the scoreboard, which reads every paper's records)
+runs after them.
 """
 
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import hashlib
 import json
 import sys
@@ -70,23 +73,32 @@ def execute(notebook: Path, out: Path, parameters: dict, results: Path) -> bool:
     return True
 
 
+def _one(notebook: Path, out_dir: Path, parameters: dict, results: Path) -> str:
+    start = time.perf_counter()
+    ran = execute(notebook.resolve(), (out_dir / notebook.name).resolve(), parameters, results)
+    return f"{notebook}: " + (f"executed in {time.perf_counter() - start:.0f} s" if ran else "unchanged, cached")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="directory of the executed notebooks")
     parser.add_argument("notebooks", type=Path, nargs="+")
     parser.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
                         help="a parameter of the chapters (profile, device)")
+    parser.add_argument("--jobs", type=int, default=1, help="chapters executed at once (default 1)")
     args = parser.parse_args(argv)
+    from dpnotes.claims import PAPERS
     from dpnotes.results import default_root
 
     results = default_root().resolve()
     args.out.mkdir(parents=True, exist_ok=True)
     parameters = dict(args.p)
-    for notebook in args.notebooks:
-        start = time.perf_counter()
-        ran = execute(notebook.resolve(), (args.out / notebook.name).resolve(), parameters, results)
-        print(f"{notebook}: {'executed in %.0f s' % (time.perf_counter() - start) if ran else 'unchanged, cached'}",
-              file=sys.stderr)
+    papers = [nb for nb in args.notebooks if nb.stem in PAPERS]
+    with concurrent.futures.ProcessPoolExecutor(max(1, args.jobs)) as pool:
+        done = list(pool.map(_one, papers, [args.out] * len(papers), [parameters] * len(papers),
+                             [results] * len(papers)))
+    done += [_one(nb, args.out, parameters, results) for nb in args.notebooks if nb not in papers]
+    print("\n".join(done), file=sys.stderr)
     return 0
 
 
