@@ -20,6 +20,7 @@ TORCH_PIP_ARGS ?=
 PYTEST_ARGS ?=
 OFFLINE ?= 1
 BOOK_JOBS ?= 2
+NPM ?= npm
 PAPERS := dplis dpis gdp labeldp sadpsgd
 EXECUTED := book/executed
 MATHJAX_VERSION := 3.2.2
@@ -83,10 +84,10 @@ endif
 mathjax: $(MATHJAX_JS)
 
 $(MATHJAX_JS):
-	@command -v npm >/dev/null || { echo "error: npm is needed to bundle MathJax for the offline book" \
+	@command -v $(NPM) >/dev/null || { echo "error: npm ($(NPM)) is needed to bundle MathJax for the offline book" \
 	  "(apt-get install npm); or build with MathJax from a CDN: make book OFFLINE=0" >&2; exit 1; }
 	mkdir -p build
-	npm install --prefix build/npm --no-save --no-audit --no-fund --loglevel=error mathjax@$(MATHJAX_VERSION)
+	$(NPM) install --prefix build/npm --no-save --no-audit --no-fund --loglevel=error mathjax@$(MATHJAX_VERSION)
 	rm -rf build/mathjax && mkdir -p build/mathjax
 	cp -r build/npm/node_modules/mathjax/es5 build/mathjax/mathjax
 
