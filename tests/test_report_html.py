@@ -13,6 +13,7 @@ from dpnotes.claims import PAPERS
 from dpnotes.cli import main as cli
 from dpnotes.report import VERDICTS, html, scoreboard, summary
 from dpnotes.report.figure import verdict_bars
+from dpnotes.results import Store
 
 matplotlib.use("Agg")
 
@@ -90,20 +91,28 @@ def row(**over) -> dict:
     return base | over
 
 
-def test_claims_table_escapes_shortens_and_names_records():
+def test_claims_table_escapes_shortens_and_names_records(tmp_path):
     long_reason = "needs <a GPU> " + "x" * 300
+    for rid in ("36826aa949865afb", "3bacfa8523ce9f46"):
+        (tmp_path / "results" / "gdp" / "paper").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "results" / "gdp" / "paper" / f"{rid}.json").write_text("{}")
     out = html.claims_table([
         row(),
         row(id="gdp.table1.row1.accuracy", kind="training", unit="%", paper_value="95.0", ours=94.69,
             evidence=["36826aa949865afb", "3bacfa8523ce9f46"], detail="mean of 2 seed(s)"),
         row(id="gdp.table2.x", paper_value=None, ours=None, verdict="not_run", evidence=long_reason),
-    ])
+    ], store=Store(tmp_path / "results"))
     assert "<a GPU>" not in out and "&lt;row 1&gt;" in out  # text is escaped
     assert out.count("<details") == 2 and out.count("<details class=\"dpn-group\" open>") == 1
     assert "95.0 %" in out and "94.69" in out
-    assert "36826aa949865afb.json" in out and "records <code" in out
+    assert 'title="results/gdp/paper/36826aa949865afb.json"' in out and "records <code" in out
     assert f'title="{escape(long_reason)}"' in out and "…" in out  # shortened, whole on hover
     assert html.BADGES["not_run"][2] in out
+
+
+def test_claims_table_refuses_a_record_it_cannot_find(tmp_path):
+    with pytest.raises(ValueError, match="0 files"):
+        html.claims_table([row(evidence=["0000000000000000"])], store=Store(tmp_path))
 
 
 def test_badge_rejects_an_unknown_verdict():

@@ -116,11 +116,13 @@ def _note(row: dict) -> str:
     return f"{evidence}; {row['detail']}" if row["detail"] else evidence
 
 
-def claims_table(rows: list[dict], *, results: str = "results") -> str:
+def claims_table(rows: list[dict], *, store: Store | None = None) -> str:
     """Claims (rows of :func:`dpnotes.report.scoreboard`) as HTML: one table per table, figure
     or section of the paper, headed by its verdict counts, folded when none of its claims has
     been run. A row's note gives the reason it is not run, or what our value rests on: the
-    computation, or the run records (``<results>/<paper>/<profile>/<id>.json``)."""
+    computation, or the run records, each named by its id with its file in the store on hover
+    (``results/<paper>/<profile>/<id>.json``)."""
+    store = store or Store()
     groups: dict[str, list[dict]] = {}
     several = len({r["paper"] for r in rows}) > 1
     for row in rows:
@@ -133,11 +135,11 @@ def claims_table(rows: list[dict], *, results: str = "results") -> str:
         opened = " open" if counts["not_run"] < len(members) else ""
         badges = "".join(badge(v, counts[v]) for v in VERDICTS if counts[v])
         out.append(f'<details class="dpn-group"{opened}><summary><strong>{escape(name)}</strong> '
-                   f"{badges}</summary>" + _table(members, results) + "</details>")
+                   f"{badges}</summary>" + _table(members, store) + "</details>")
     return "".join(out)
 
 
-def _table(rows: list[dict], results: str) -> str:
+def _table(rows: list[dict], store: Store) -> str:
     head = ("<colgroup><col style='width:24%'><col style='width:10%'><col style='width:14%'>"
             "<col style='width:16%'><col style='width:36%'></colgroup>"
             "<thead><tr><th>claim</th><th>paper</th><th>ours</th><th>verdict</th><th>note</th></tr></thead>")
@@ -152,15 +154,23 @@ def _table(rows: list[dict], results: str) -> str:
             f'<tr class="dpn-row" data-claim="{escape(row["id"])}" data-verdict="{row["verdict"]}">'
             + claim + _cell(paper_value, 20, cls="dpn-num") + _cell(_ours(row), OURS_CHARS, cls="dpn-num")
             + f"<td>{badge(row['verdict'], title=_note(row))}</td>"
-            + _note_cell(row, results) + "</tr>")
+            + _note_cell(row, store) + "</tr>")
     return f'<table class="dpn-claims">{head}<tbody>{"".join(body)}</tbody></table>'
 
 
-def _note_cell(row: dict, results: str) -> str:
+def _record_file(store: Store, paper: str, record_id: str) -> str:
+    """Where a record lies, relative to the store's parent (``results/gdp/paper/<id>.json``)."""
+    found = sorted(store.root.glob(f"{paper}/*/{record_id}.json"))
+    if len(found) != 1:
+        raise ValueError(f"record {record_id} of {paper}: {len(found)} files in {store.root}, expected 1")
+    return found[0].relative_to(store.root.parent).as_posix()
+
+
+def _note_cell(row: dict, store: Store) -> str:
     note = _note(row)
     if not isinstance(row["evidence"], list):
         return _cell(note, NOTE_CHARS)
-    links = ", ".join(f'<code title="{escape(results)}/{row["paper"]}/…/{rid}.json">{rid}</code>'
+    links = ", ".join(f'<code title="{escape(_record_file(store, row["paper"], rid))}">{rid}</code>'
                       for rid in row["evidence"])
     detail = f"{escape(row['detail'])}; " if row["detail"] else ""
     return f"<td>{detail}record{'s' if len(row['evidence']) != 1 else ''} {links}</td>"
@@ -192,13 +202,13 @@ def paper_summary(paper: str, *, store: Store | None = None) -> Html:
 def paper_claims(paper: str, *, store: Store | None = None) -> Html:
     """A paper's claims table for its chapter."""
     rows = scoreboard(store=store, paper=paper)
-    return Html(claims_table(rows), "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
+    return Html(claims_table(rows, store=store), "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
 
 
 def answered_claims(*, store: Store | None = None) -> Html:
     """Every claim of every paper whose verdict is not ``not_run`` (the scoreboard page)."""
     rows = [r for r in scoreboard(store=store) if r["verdict"] != "not_run"]
-    return Html(claims_table(rows), "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
+    return Html(claims_table(rows, store=store), "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
 
 
 def all_summary(*, store: Store | None = None) -> Html:
