@@ -4,7 +4,8 @@
 # Helpers: make setup | nbval-refresh | mathjax | clean
 # Variables: PROFILE (smoke|quick|paper, default quick), DEVICE (default cpu),
 #   PYTHON (interpreter that creates .venv), TORCH_PIP_ARGS (e.g. --index-url of CPU wheels),
-#   PYTEST_ARGS (extra pytest arguments).
+#   PYTEST_ARGS (extra pytest arguments), OFFLINE (1, default: MathJax bundled, the build fails
+#   without npm; 0: MathJax from a CDN), BOOK_JOBS (chapters executed at once, default 2).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -17,6 +18,9 @@ PROFILE ?= quick
 DEVICE ?= cpu
 TORCH_PIP_ARGS ?=
 PYTEST_ARGS ?=
+OFFLINE ?= 1
+BOOK_JOBS ?= 2
+NPM ?= npm
 PAPERS := dplis dpis gdp labeldp sadpsgd
 EXECUTED := book/executed
 MATHJAX_VERSION := 3.2.2
@@ -50,42 +54,42 @@ $(STAMP):
 test: $(STAMP)
 	$(BIN)/pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env --durations=15 $(PYTEST_ARGS)
 
-# Every notebook, executed at PROFILE into the ignored book/executed/; the runner skips
-# runs whose records already exist, so executing again is cheap.
+# Every notebook, executed at PROFILE into the ignored book/executed/ by book/execute.py, which
+# skips a notebook whose inputs (the notebook, the package source, the records it reads) are
+# unchanged since its last execution; the runner skips runs whose records already exist.
 notebooks: $(STAMP)
-	mkdir -p $(EXECUTED)
-	for paper in $(PAPERS); do \
-	  $(BIN)/papermill --no-progress-bar --cwd . -p profile $(PROFILE) -p device $(DEVICE) \
-	    notebooks/$$paper.ipynb $(EXECUTED)/$$paper.ipynb; \
-	done
-	$(BIN)/papermill --no-progress-bar --cwd . book/scoreboard.ipynb $(EXECUTED)/scoreboard.ipynb
+	$(BIN)/python book/execute.py $(EXECUTED) $(foreach p,$(PAPERS),notebooks/$(p).ipynb) \
+	  book/scoreboard.ipynb -p profile $(PROFILE) -p device $(DEVICE) --jobs $(BOOK_JOBS)
 
-# Warnings are errors (-W); the build is offline once MathJax is bundled.
-book: notebooks mathjax
-	rm -rf _build
-	if [ -f $(MATHJAX_JS) ]; then \
-	  $(BIN)/jupyter-book build . -W --keep-going; \
-	  if grep -rlE '<(script[^>]* src|link[^>]* href)="(https?:)?//' --include='*.html' _build/html; then \
-	    echo "error: the pages above load scripts or styles from the web" >&2; exit 1; \
-	  fi; \
-	else \
-	  grep -v -e '^    mathjax_path:' -e '^    html_extra_path:' _config.yml > build/_config.cdn.yml; \
-	  $(BIN)/jupyter-book build . -W --keep-going --config build/_config.cdn.yml; \
+# Warnings are errors (-W). Sphinx rebuilds only the pages whose sources changed (`make clean`
+# for a build from nothing). The book is offline: MathJax is bundled (`make mathjax`) and no page
+# may load a script or a style from the web. OFFLINE=0 is the explicit opt-out: MathJax from a CDN.
+book: notebooks $(if $(filter 0,$(OFFLINE)),,mathjax)
+ifeq ($(OFFLINE),0)
+	@echo "OFFLINE=0: the book loads MathJax from a CDN" >&2
+	mkdir -p build
+	grep -v -e '^    mathjax_path:' -e '^    html_extra_path:' _config.yml > build/_config.cdn.yml
+	$(BIN)/jupyter-book build . -W --keep-going --config build/_config.cdn.yml
+else
+	$(BIN)/jupyter-book build . -W --keep-going
+	if grep -rlE '<(script[^>]* src|link[^>]* href)="(https?:)?//' --include='*.html' _build/html; then \
+	  echo "error: the pages above load scripts or styles from the web" >&2; exit 1; \
 	fi
+endif
 	test -f _build/html/index.html
 	@echo "Book: $(CURDIR)/_build/html/index.html"
 
+# MathJax from npm, bundled with the book. Without npm (or with npm failing) this fails: the
+# book never falls back to a CDN unless asked to (make book OFFLINE=0).
 mathjax: $(MATHJAX_JS)
 
 $(MATHJAX_JS):
+	@command -v $(NPM) >/dev/null || { echo "error: npm ($(NPM)) is needed to bundle MathJax for the offline book" \
+	  "(apt-get install npm); or build with MathJax from a CDN: make book OFFLINE=0" >&2; exit 1; }
 	mkdir -p build
-	if command -v npm >/dev/null; then \
-	  npm install --prefix build/npm --no-save --no-audit --no-fund --loglevel=error mathjax@$(MATHJAX_VERSION); \
-	  rm -rf build/mathjax && mkdir -p build/mathjax; \
-	  cp -r build/npm/node_modules/mathjax/es5 build/mathjax/mathjax; \
-	else \
-	  echo "WARNING: npm not found; MathJax is not bundled and the book will load it from a CDN" >&2; \
-	fi
+	$(NPM) install --prefix build/npm --no-save --no-audit --no-fund --loglevel=error mathjax@$(MATHJAX_VERSION)
+	rm -rf build/mathjax && mkdir -p build/mathjax
+	cp -r build/npm/node_modules/mathjax/es5 build/mathjax/mathjax
 
 # Reference notebooks for nbval: each notebook executed at the smoke profile, as nbval
 # will run it (cwd tests/notebooks, an empty results store).

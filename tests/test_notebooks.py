@@ -57,12 +57,25 @@ def test_notebook_starts_with_parameters_then_title(paper):
 
 
 @pytest.mark.parametrize("paper", PAPERS)
+def test_chapter_opens_with_title_paragraph_and_verdicts_and_hides_its_plumbing(paper):
+    nb = read(REPO / "notebooks" / f"{paper}.ipynb")
+    params, title, verdicts = nb.cells[:3]
+    assert {"parameters", "remove-cell"} <= set(params.metadata["tags"])
+    assert len(title.source.split("\n\n")) == 2, "the title and one paragraph"
+    assert verdicts.source.endswith(f'html.paper_summary("{paper}")')
+    assert verdicts.metadata["tags"] == ["remove-input"]
+    untagged = [c.source[:60] for c in nb.cells[1:] if c.cell_type == "code"
+                and not {"remove-input", "hide-input", "remove-cell"} & set(c.metadata.get("tags", []))]
+    assert not untagged, f"code shown to the reader unfolded: {untagged}"
+
+
+@pytest.mark.parametrize("paper", PAPERS)
 def test_notebook_calls_the_library_for_its_own_paper(paper):
     code = "\n".join(c.source for c in read(REPO / "notebooks" / f"{paper}.ipynb").cells
                      if c.cell_type == "code")
     assert f'PAPER = "{paper}"' in code
     assert "run_paper(PAPER, profile, device=device, run_missing=run_missing" in code
-    assert "paper_table(PAPER)" in code
+    assert "html.paper_claims(PAPER)" in code
     assert "experiments.module(PAPER).TITLE" in code
 
 

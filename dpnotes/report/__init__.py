@@ -107,3 +107,4 @@ def paper_table(paper: str, *, store: Store | None = None):
         } for r in rows],
         columns=["claim", "source", "kind", "paper", "ours", "verdict", "flags", "evidence"],
     )
+

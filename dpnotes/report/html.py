@@ -1,0 +1,230 @@
+"""The book's HTML for verdicts: a chapter's summary badges and its claims table.
+
+Every count and every row comes from :func:`dpnotes.report.scoreboard`, the function behind
+``dpnotes scoreboard``, so the book and the command line cannot disagree. The HTML carries its
+own small stylesheet (``<style>``, classes prefixed ``dpn-``), so it reads the same in the built
+book, in Jupyter and in a notebook viewer, and loads nothing. Claims tables have fixed column
+widths and wrap or shorten their text so that they fit a laptop-width page; what is shortened
+is given whole in the cell's ``title`` (shown on hover).
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape
+
+from dpnotes.claims import PAPERS
+from dpnotes.report import VERDICTS, scoreboard, summary
+from dpnotes.results import Store
+
+# verdict -> (label, mark, background colour); the mark keeps verdicts apart without colour.
+BADGES = {
+    "reproduced": ("reproduced", "✓", "#1a7f37"),
+    "trend": ("trend", "≈", "#9a6700"),
+    "not_reproduced": ("not reproduced", "✗", "#cf222e"),
+    "not_run": ("not run", "–", "#6e7781"),
+}
+assert tuple(BADGES) == VERDICTS
+
+STYLE = """<style>
+.dpn-badges{display:flex;flex-wrap:wrap;gap:.4em;margin:.3em 0 .8em 0}
+.dpn-badge{display:inline-block;padding:.15em .6em;border-radius:1em;color:#fff;font-size:.9em;
+  font-weight:600;white-space:nowrap;line-height:1.5}
+.dpn-badge.dpn-zero{opacity:.45}
+table.dpn-claims{table-layout:fixed;width:100%;max-width:100%;border-collapse:collapse;font-size:.85em}
+table.dpn-claims th,table.dpn-claims td{padding:.25em .4em;border-bottom:1px solid #d0d7de;
+  vertical-align:top;overflow-wrap:anywhere;text-align:left}
+details.dpn-group{margin:.2em 0 .6em 0}
+details.dpn-group>summary{cursor:pointer;padding:.3em .4em;background:#f6f8fa;border-radius:.3em}
+details.dpn-group>summary .dpn-badge{font-size:.75em;margin-left:.3em}
+table.dpn-claims td.dpn-num{font-variant-numeric:tabular-nums}
+table.dpn-claims .dpn-badge{font-size:.85em}
+</style>"""
+
+# id part of a paper's claims -> heading of its group: table3 -> Table 3, sec5_3 -> Section 5.3
+_GROUPS = (
+    (r"table(\d+)", "Table {}"), (r"fig(?:ure)?(\d+)", "Figure {}"), (r"thm(\d+)", "Theorem {}"),
+    (r"alg(\d+)", "Algorithm {}"), (r"eq(\d+)", "Equation {}"), (r"sec(\d+(?:_\d+)*)", "Section {}"),
+    (r"app([a-z]\d*)", "Appendix {}"),
+)
+NOTE_CHARS = 110
+OURS_CHARS = 40
+
+
+def group_of(claim_id: str) -> str:
+    """The table, figure or section of the paper a claim comes from, read off its id
+    (``gdp.table1.row3.accuracy`` -> ``Table 1``)."""
+    part = claim_id.split(".")[1]
+    for pattern, label in _GROUPS:
+        m = re.fullmatch(pattern, part)
+        if m:
+            return label.format(m.group(1).replace("_", ".").upper() if label.startswith("Appendix")
+                                else m.group(1).replace("_", "."))
+    return part.replace("_", " ").capitalize()
+
+
+def short_id(claim_id: str) -> str:
+    """A claim's id without its paper and group: ``gdp.table1.row3.accuracy`` -> ``row3.accuracy``."""
+    parts = claim_id.split(".")
+    return ".".join(parts[2:]) or parts[-1]
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _cell(text: str, limit: int, *, cls: str = "") -> str:
+    """A table cell showing ``text`` shortened to ``limit`` characters, whole on hover."""
+    shown = _shorten(text, limit)
+    title = f' title="{escape(text)}"' if shown != text else ""
+    klass = f' class="{cls}"' if cls else ""
+    return f"<td{klass}{title}>{escape(shown)}</td>"
+
+
+def badge(verdict: str, count: int | None = None, *, title: str | None = None) -> str:
+    """One verdict as a coloured badge, with a count in front if given."""
+    label, mark, colour = BADGES[verdict]
+    text = f"{mark} {label}" if count is None else f"{count} {label}"
+    zero = " dpn-zero" if count == 0 else ""
+    hover = f' title="{escape(title)}"' if title else ""
+    return (f'<span class="dpn-badge dpn-{verdict}{zero}" style="background:{colour}"{hover}>'
+            f"{escape(text)}</span>")
+
+
+def summary_badges(counts: dict[str, int]) -> str:
+    """The verdict counts of one paper (a value of :func:`dpnotes.report.summary`) as badges."""
+    total = sum(counts.values())
+    return (f'<div class="dpn-badges dpn-summary" data-claims="{total}">'
+            + "".join(badge(v, counts[v]) for v in VERDICTS) + "</div>")
+
+
+def _ours(row: dict) -> str:
+    value = row["ours"]
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _note(row: dict) -> str:
+    """Why the verdict: the reason not run, or what our value rests on (records or computation)."""
+    evidence = row["evidence"]
+    if isinstance(evidence, list):
+        based = f"{len(evidence)} record(s): " + ", ".join(evidence)
+        return f"{row['detail']}; {based}" if row["detail"] else based
+    return f"{evidence}; {row['detail']}" if row["detail"] else evidence
+
+
+def claims_table(rows: list[dict], *, store: Store | None = None) -> str:
+    """Claims (rows of :func:`dpnotes.report.scoreboard`) as HTML: one table per table, figure
+    or section of the paper, headed by its verdict counts, folded when none of its claims has
+    been run. A row's note gives the reason it is not run, or what our value rests on: the
+    computation, or the run records, each named by its id with its file in the store on hover
+    (``results/<paper>/<profile>/<id>.json``)."""
+    store = store or Store()
+    groups: dict[str, list[dict]] = {}
+    several = len({r["paper"] for r in rows}) > 1
+    for row in rows:
+        name = group_of(row["id"])
+        groups.setdefault(f"{row['paper']}: {name}" if several else name, []).append(row)
+    out = [STYLE]
+    for name, members in groups.items():
+        counts = summary(members)
+        counts = {v: sum(c[v] for c in counts.values()) for v in VERDICTS}
+        opened = " open" if counts["not_run"] < len(members) else ""
+        badges = "".join(badge(v, counts[v]) for v in VERDICTS if counts[v])
+        out.append(f'<details class="dpn-group"{opened}><summary><strong>{escape(name)}</strong> '
+                   f"{badges}</summary>" + _table(members, store) + "</details>")
+    return "".join(out)
+
+
+def _table(rows: list[dict], store: Store) -> str:
+    head = ("<colgroup><col style='width:24%'><col style='width:10%'><col style='width:14%'>"
+            "<col style='width:16%'><col style='width:36%'></colgroup>"
+            "<thead><tr><th>claim</th><th>paper</th><th>ours</th><th>verdict</th><th>note</th></tr></thead>")
+    body = []
+    for row in rows:
+        paper_value = row["paper_value"] if row["paper_value"] is not None else "—"
+        if row["unit"] == "%" and row["paper_value"] is not None:
+            paper_value += " %"
+        claim = (f'<td title="{escape(row["id"])}: {escape(row["source"])}">'
+                 f"<code>{escape(short_id(row['id']))}</code></td>")
+        body.append(
+            f'<tr class="dpn-row" data-claim="{escape(row["id"])}" data-verdict="{row["verdict"]}">'
+            + claim + _cell(paper_value, 20, cls="dpn-num") + _cell(_ours(row), OURS_CHARS, cls="dpn-num")
+            + f"<td>{badge(row['verdict'], title=_note(row))}</td>"
+            + _note_cell(row, store) + "</tr>")
+    return f'<table class="dpn-claims">{head}<tbody>{"".join(body)}</tbody></table>'
+
+
+def _record_file(store: Store, paper: str, record_id: str) -> str:
+    """Where a record lies, relative to the store's parent (``results/gdp/paper/<id>.json``)."""
+    found = sorted(store.root.glob(f"{paper}/*/{record_id}.json"))
+    if len(found) != 1:
+        raise ValueError(f"record {record_id} of {paper}: {len(found)} files in {store.root}, expected 1")
+    return found[0].relative_to(store.root.parent).as_posix()
+
+
+def _note_cell(row: dict, store: Store) -> str:
+    note = _note(row)
+    if not isinstance(row["evidence"], list):
+        return _cell(note, NOTE_CHARS)
+    links = ", ".join(f'<code title="{escape(_record_file(store, row["paper"], rid))}">{rid}</code>'
+                      for rid in row["evidence"])
+    detail = f"{escape(row['detail'])}; " if row["detail"] else ""
+    return f"<td>{detail}record{'s' if len(row['evidence']) != 1 else ''} {links}</td>"
+
+
+class Html:
+    """HTML that Jupyter displays as HTML, with a plain-text account for other front ends."""
+
+    def __init__(self, html: str, plain: str):
+        self.html, self.plain = html, plain
+
+    def _repr_html_(self) -> str:
+        return self.html
+
+    def __repr__(self) -> str:
+        return self.plain
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    return ", ".join(f"{counts[v]} {BADGES[v][0]}" for v in VERDICTS)
+
+
+def paper_summary(paper: str, *, store: Store | None = None) -> Html:
+    """The verdict badges that open a paper's chapter."""
+    counts = summary(scoreboard(store=store, paper=paper))[paper]
+    return Html(STYLE + summary_badges(counts), f"{paper}: {_counts_text(counts)}")
+
+
+def paper_claims(paper: str, *, store: Store | None = None) -> Html:
+    """A paper's claims table for its chapter."""
+    rows = scoreboard(store=store, paper=paper)
+    return Html(claims_table(rows, store=store), "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
+
+
+def answered_claims(*, store: Store | None = None) -> Html:
+    """Every claim of every paper whose verdict is not ``not_run`` (the scoreboard page)."""
+    rows = [r for r in scoreboard(store=store) if r["verdict"] != "not_run"]
+    return Html(claims_table(rows, store=store), "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
+
+
+def all_summary(*, store: Store | None = None) -> Html:
+    """The verdict counts over every paper as badges (the scoreboard page's summary)."""
+    per_paper = summary(scoreboard(store=store))
+    counts = {v: sum(c[v] for c in per_paper.values()) for v in VERDICTS}
+    return Html(STYLE + summary_badges(counts), f"all papers: {_counts_text(counts)}")
+
+
+def scoreboard_table(*, store: Store | None = None) -> Html:
+    """Every paper's verdict counts as rows of badges (the scoreboard page)."""
+    counts = summary(scoreboard(store=store))
+    rows = "".join(
+        f'<tr class="dpn-row" data-paper="{p}"><th>{p}</th><td>{sum(counts[p].values())}</td>'
+        f"<td>{summary_badges(counts[p])}</td></tr>" for p in PAPERS)
+    return Html(f'{STYLE}<table class="dpn-claims dpn-scoreboard"><colgroup><col style="width:15%">'
+                f'<col style="width:10%"><col style="width:75%"></colgroup><thead><tr><th>paper</th>'
+                f"<th>claims</th><th>verdicts</th></tr></thead><tbody>{rows}</tbody></table>",
+                "\n".join(f"{p}: {_counts_text(counts[p])}" for p in PAPERS))
