@@ -96,3 +96,30 @@ def test_the_command_line_imports_no_ray():
     code = "import sys; from dpnotes.cli import build_parser; build_parser(); print('ray' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_fingerprint_tells_apart_commits_and_uncommitted_contents(tmp_path):
+    (tmp_path / "x.py").write_text("a = 1\n")
+    state = {"commit": "abc", "dirty": True, "changed": ["x.py"]}
+    first = provenance.fingerprint(state, tmp_path)
+    assert provenance.fingerprint(dict(state), tmp_path) == first
+    assert provenance.fingerprint({**state, "commit": "abd"}, tmp_path) != first
+    (tmp_path / "x.py").write_text("a = 2\n")
+    assert provenance.fingerprint(state, tmp_path) != first
+    (tmp_path / "x.py").unlink()
+    assert provenance.fingerprint(state, tmp_path) != first
+
+
+def test_a_worker_with_another_source_refuses_to_run(tmp_path, fake):
+    import torch
+
+    from dpnotes.executors import ray as ray_executor
+
+    spec = runner.specs("gdp", "smoke")[0]
+    threads = torch.get_num_threads()
+    try:
+        with pytest.raises(ray_executor.SourceMismatch, match="not the source this sweep was started from"):
+            ray_executor._task(spec.to_dict(), "cpu", str(tmp_path), 1, "0" * 64)
+    finally:
+        torch.set_num_threads(threads)
+    assert fake.calls == [] and not any(tmp_path.iterdir())
