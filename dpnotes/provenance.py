@@ -90,6 +90,18 @@ def source_state(path: Path | None = None) -> dict:
     return {"commit": commit, "dirty": bool(changed), "changed": changed}
 
 
+def fingerprint(state: dict, root: Path | None = None) -> str:
+    """A hash of the source a run executes, from its :func:`source_state`: the commit plus the
+    path and content of every changed file, so two copies agree only if they would compute the
+    same (used to refuse workers that run another version of dpnotes than the sweep's)."""
+    root = Path(root) if root is not None else Path(__file__).resolve().parents[1]
+    h = hashlib.sha256(json.dumps([state["commit"], sorted(state["changed"])]).encode())
+    for name in sorted(state["changed"]):
+        path = root / name
+        h.update(blob_hash(path.read_bytes()).encode() if path.is_file() else b"missing")
+    return h.hexdigest()
+
+
 def check_clean_for(profile: str, state: dict) -> None:
     """Refuse to produce a ``paper``-profile record from a tree with uncommitted changes."""
     if profile in CLEAN_PROFILES and state["dirty"]:

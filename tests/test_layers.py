@@ -30,6 +30,7 @@ LAYERS = (
     ("methods",),
     ("results", "spec", "provenance"),
     ("experiments",),
+    ("executors",),
     ("runner",),
     ("report",),
     ("cli", "bench"),

@@ -18,33 +18,56 @@ def register(sub) -> None:
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto",
                    help="where to train (default: cuda if available)")
     p.add_argument("--results", metavar="DIR", help="results store (default: $DPNOTES_RESULTS or ./results)")
-    p.add_argument("--list", action="store_true", help="list the configs and whether they have records; run nothing")
+    p.add_argument("--dry-run", "--list", dest="dry_run", action="store_true",
+                   help="list the runs, whether each is stored and its estimated cost (from stored "
+                        "records' wall times); run nothing")
     p.add_argument("--threads", type=int, metavar="N",
                    help="torch intra-op threads (default: torch's choice; use 1 per process when "
                         "several runs share a CPU)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local: one run after another in this process (default); ray: one Ray task "
+                        "per run (needs the extra dpnotes[ray])")
+    p.add_argument("--address", metavar="ADDR",
+                   help="with --executor ray: 'auto' (the cluster this machine is in), "
+                        "'ray://HOST:PORT' or 'HOST:PORT'; default: start Ray on this machine")
+    p.add_argument("--gpus-per-run", type=float, metavar="F",
+                   help="with --executor ray: GPUs each run asks for, e.g. 0.25 packs 4 runs on a GPU "
+                        "(default 0; --device auto then trains on CUDA exactly when F > 0)")
+    p.add_argument("--cpus-per-run", type=int, metavar="N",
+                   help="with --executor ray: CPUs each run asks for (default 1); also its torch "
+                        "threads unless --threads is given")
     p.set_defaults(func=main)
 
 
 def main(args) -> int:
+    from dpnotes import executors
     from dpnotes.runner import run_paper, specs
 
     store = Store(args.results)
-    if args.threads is not None:
-        import torch
+    if args.threads is not None and args.threads < 1:
+        raise ValueError(f"--threads must be >= 1, got {args.threads}")
+    if args.dry_run:
+        from dpnotes.executors.cost import plan
 
-        if args.threads < 1:
-            raise ValueError(f"--threads must be >= 1, got {args.threads}")
-        torch.set_num_threads(args.threads)
-    if args.list:
-        todo = specs(args.paper, args.profile, args.only)
-        for spec in todo:
-            state = "done" if store.has(spec) else "missing"
-            print(f"{spec.id}  {state:7}  {spec.experiment}  seed={spec.seed}")
-        if not todo:
-            print(f"{args.paper} has no experiments at profile {args.profile!r} yet")
+        lines = plan(specs(args.paper, args.profile, args.only), store)
+        print("\n".join(lines) or f"{args.paper} has no experiments at profile {args.profile!r} yet")
         return 0
+    ray_options = {"address": args.address, "gpus_per_run": args.gpus_per_run,
+                   "cpus_per_run": args.cpus_per_run}
+    given = {k: v for k, v in ray_options.items() if v is not None}
+    if args.executor == "local":
+        if given:
+            flags = ", ".join("--" + k.replace("_", "-") for k in given)
+            raise ValueError(f"{flags} only apply with --executor ray")
+        if args.threads is not None:
+            import torch
+
+            torch.set_num_threads(args.threads)
+        executor = executors.create("local")
+    else:
+        executor = executors.create("ray", threads=args.threads, **given)
     records = run_paper(args.paper, args.profile, only=args.only, device=args.device, store=store,
-                        progress=not args.no_progress)
+                        progress=not args.no_progress, executor=executor)
     print(f"{args.paper} [{args.profile}]: {len(records)} record(s) in {store.root}")
     return 0

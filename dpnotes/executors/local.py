@@ -1,0 +1,95 @@
+"""The local executor: one run after another in this process, and the steps every executor
+shares (train a spec into a record, store it).
+
+A run killed midway leaves no record, only a checkpoint (``<store>/.checkpoints/<run_id>.pt``)
+and the provenance of its finished segments (``<run_id>.segments.json``), from which the next
+attempt resumes. Paper-profile runs start only from a clean tree.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from dpnotes import experiments, provenance, validate
+from dpnotes.executors import DEVICES
+from dpnotes.results import Store, atomic_write_text
+from dpnotes.spec import RunSpec
+
+
+def resolve_device(device: str) -> str:
+    """``"cpu"`` or ``"cuda"`` (``"auto"`` picks CUDA when present); CUDA must exist if asked for."""
+    import torch
+
+    validate.choice("device", device, DEVICES)
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device 'cuda' was asked for but torch sees no CUDA device; use --device cpu")
+    return device
+
+
+def _checkpoint_paths(folder: Path, spec: RunSpec) -> tuple[Path, Path]:
+    return folder / f"{spec.id}.pt", folder / f"{spec.id}.segments.json"
+
+
+def _segments(path: Path, spec: RunSpec) -> list[dict]:
+    """Provenance of the finished segments of an interrupted run of ``spec``."""
+    if not path.exists():
+        return []
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    if saved["spec"] != spec.to_dict():
+        raise ValueError(f"{path} belongs to another run spec than {spec.id}; delete it and the "
+                         "checkpoint beside it to start afresh")
+    return saved["segments"]
+
+
+def train_record(spec: RunSpec, *, device: str, checkpoints: Path, progress: bool) -> dict:
+    """Run one spec, resuming from its checkpoint in the folder ``checkpoints`` if there is one,
+    and return its record (not stored: the checkpoint stays until :func:`store_record`)."""
+    state = provenance.source_state()
+    provenance.check_clean_for(spec.profile, state)
+    module = experiments.module(spec.paper)
+    checkpoints.mkdir(parents=True, exist_ok=True)
+    checkpoint, segments_path = _checkpoint_paths(checkpoints, spec)
+    segments = _segments(segments_path, spec)
+    started, start = provenance.now(), time.perf_counter()
+    try:
+        out = module.execute(spec, device=device, progress=progress, checkpoint=checkpoint)
+    finally:
+        segments.append(provenance.segment(state, device, started, time.perf_counter() - start))
+        atomic_write_text(segments_path, json.dumps({"spec": spec.to_dict(), "segments": segments}))
+    return {
+        "id": spec.id, "spec": spec.to_dict(),
+        "epochs": out["epochs"], "final": out["final"], "privacy": out["privacy"],
+        "provenance": {"segments": segments, "wall_time_s": round(sum(s["wall_s"] for s in segments), 3),
+                       "dirty": any(s["dirty"] for s in segments), "finished": provenance.now()},
+    }
+
+
+def store_record(store: Store, record: dict) -> None:
+    """Store a finished run's record, then remove its checkpoint and segments file."""
+    store.put(record)
+    for path in _checkpoint_paths(store.root / ".checkpoints", RunSpec.from_dict(record["spec"])):
+        path.unlink(missing_ok=True)
+
+
+def execute(spec: RunSpec, *, device: str = "cpu", store: Store | None = None,
+            progress: bool = True) -> dict:
+    """Run one spec (resuming from its checkpoint if there is one) and store its record."""
+    store = store or Store()
+    record = train_record(spec, device=device, checkpoints=store.root / ".checkpoints", progress=progress)
+    store_record(store, record)
+    return record
+
+
+class Executor:
+    """Runs specs one after another in this process, with torch's current thread setting."""
+
+    def run(self, specs: Iterable[RunSpec], *, device: str, store: Store,
+            progress: bool) -> Iterator[dict]:
+        device = resolve_device(device)
+        for spec in specs:
+            yield execute(spec, device=device, store=store, progress=progress)
