@@ -1,0 +1,256 @@
+"""Layer rules of the ghost-norm backend (:mod:`dpnotes.train.ghost`): one layer's per-example
+gradients, held as the factors autograd already has, and their norms and weighted sums.
+
+A layer computing ``z_t = W a_t (+ b)`` at positions t = 1..T of an example (Linear on
+``[B, ..., p]`` inputs; Conv1d/Conv2d on the unfolded input patches) has the per-example
+weight gradient ``G_i = sum_t g_it a_it^T`` (g = dL_i/dz, the output gradient). Its squared
+norm needs no ``G_i`` (Goodfellow 2015 for T = 1; Li et al. 2022, "ghost clipping", for T > 1):
+
+    ||G_i||_F^2 = ||a_i||^2 ||g_i||^2                     (T = 1)
+    ||G_i||_F^2 = < A_i A_i^T, Gr_i Gr_i^T >_F            (A_i: [T, p], Gr_i: [T, d])
+
+The Gram form costs ``T^2 (p + d)`` per example, materialising ``G_i`` costs ``T p d``: each
+layer takes the cheaper one ("mixed ghost clipping", Bu et al. 2022). The clipped sum
+``sum_i w_i G_i = (w * Gr)^T A`` is then formed from the same factors, without a second
+backward pass ("book-keeping", Bu et al. 2023). Several calls of one layer in a forward pass
+(a recurrent cell), or several parameter draws (DPlis), add their gradients: their factors are
+concatenated along t. Embedding rows are one-hot ``a``; LayerNorm, GroupNorm and BatchNorm (in
+eval mode) affine parameters are small and materialised.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+CHUNK = 2 ** 24  # elements of one temporary (unfolded patches, per-example gradients)
+
+
+def _view(s: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    return s.view(-1, *([1] * (like.dim() - 1))).to(like)
+
+
+class Record:
+    """Per-example gradients of one module's trainable parameters ``names`` (local name ->
+    full name) over the calls seen; ``calls`` holds each call's ``(input, output_grad)``."""
+
+    def __init__(self, module: nn.Module, names: dict[str, str], calls=()):
+        self.module, self.names, self.calls = module, names, list(calls)
+        self._cache: dict = {}
+
+    def batch(self) -> int:
+        return len(self.calls[0][1])
+
+    def merged(self, other: "Record") -> "Record":
+        return type(self)(self.module, self.names, self.calls + other.calls)
+
+    def scaled(self, s: torch.Tensor) -> "Record":
+        """Example i's gradient times ``s[i]`` (the output gradient scales with it)."""
+        return type(self)(self.module, self.names, [(x, gy * _view(s, gy)) for x, gy in self.calls])
+
+
+class OuterRecord(Record):
+    """Linear, Conv1d, Conv2d: ``G_i = sum_t g_it a_it^T``, ghost or materialised by cost."""
+
+    def _dims(self) -> tuple[int, int, int]:
+        m = self.module
+        d = m.out_features if isinstance(m, nn.Linear) else m.out_channels
+        p = m.in_features if isinstance(m, nn.Linear) else m.in_channels * math.prod(m.kernel_size)
+        t = sum(gy[0].numel() // d for _, gy in self.calls)
+        return p, d, t
+
+    def ghost(self) -> bool:
+        """Gram matrices (T^2 (p + d)) when cheaper than per-example gradients (T p d)."""
+        p, d, t = self._dims()
+        return t * (p + d) < p * d
+
+    def _factors(self, sl: slice) -> tuple[torch.Tensor, torch.Tensor]:
+        """``A`` [b, T, p] and ``Gr`` [b, T, d] of examples ``sl``, all calls concatenated."""
+        pairs = [factors(self.module, x[sl], gy[sl]) for x, gy in self.calls]
+        if len(pairs) == 1:
+            return pairs[0]
+        return torch.cat([a for a, _ in pairs], 1), torch.cat([g for _, g in pairs], 1)
+
+    def _chunks(self):
+        p, d, t = self._dims()
+        step = max(1, CHUNK // (t * max(p, d)))
+        b = self.batch()
+        return [slice(s, min(s + step, b)) for s in range(0, b, step)]
+
+    def _bias_rows(self) -> torch.Tensor:
+        """Per-example bias gradients [B, d]: the output gradient summed over positions."""
+        d = self._dims()[1]
+        rows = 0
+        for _, gy in self.calls:
+            g = gy.reshape(len(gy), -1, d) if isinstance(self.module, nn.Linear) else gy.reshape(len(gy), d, -1)
+            rows = rows + g.sum(1 if isinstance(self.module, nn.Linear) else 2)
+        return rows
+
+    def sq_norms(self) -> dict[str, torch.Tensor]:
+        out = {}
+        if "bias" in self.names:
+            out["bias"] = self._bias_rows().pow(2).sum(1)
+        if "weight" not in self.names:
+            return out
+        ghost, parts, mats = self.ghost(), [], []
+        for sl in self._chunks():
+            a, g = self._factors(sl)
+            if ghost and a.shape[1] == 1:
+                parts.append(a.pow(2).sum((1, 2)) * g.pow(2).sum((1, 2)))
+            elif ghost:
+                parts.append((torch.bmm(a, a.transpose(1, 2)) * torch.bmm(g, g.transpose(1, 2))).sum((1, 2)))
+            else:
+                w = torch.bmm(g.transpose(1, 2), a)  # [b, d, p] per-example gradients
+                mats.append(w)
+                parts.append(w.pow(2).sum((1, 2)))
+        if mats:
+            self._cache["weight"] = torch.cat(mats)
+        out["weight"] = torch.cat(parts)
+        return out
+
+    def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        out = {}
+        if "weight" in self.names:
+            f, w = factors["weight"], self.module.weight
+            if "weight" in self._cache:
+                total = f.to(self._cache["weight"]) @ self._cache["weight"].flatten(1)
+            else:
+                total = 0
+                for sl in self._chunks():
+                    a, g = self._factors(sl)
+                    total = total + (g * _view(f[sl], g)).flatten(0, 1).T @ a.flatten(0, 1)
+            out["weight"] = total.reshape(w.shape)
+        if "bias" in self.names:
+            rows = self._bias_rows()
+            out["bias"] = factors["bias"].to(rows) @ rows
+        return out
+
+    def materialize(self) -> dict[str, torch.Tensor]:
+        out = {}
+        if "weight" in self.names:
+            a, g = self._factors(slice(None))
+            out["weight"] = torch.bmm(g.transpose(1, 2), a).reshape(len(a), *self.module.weight.shape)
+        if "bias" in self.names:
+            out["bias"] = self._bias_rows()
+        return out
+
+
+class EmbeddingRecord(Record):
+    """Embedding: ``G_i`` adds the output gradient of each position to its token's row, so
+    ``||G_i||^2`` is the squared norm of the per-(example, token) sums (formed by one sort,
+    without the [B, V, d] tensor); the weighted sum is the usual scatter-add."""
+
+    def _flat(self):
+        m = self.module
+        idx = torch.cat([x.reshape(len(x), -1) for x, _ in self.calls], 1)
+        g = torch.cat([gy.reshape(len(gy), -1, m.embedding_dim) for _, gy in self.calls], 1)
+        if m.padding_idx is not None:  # the padding row gets no gradient
+            g = g * (idx != m.padding_idx).unsqueeze(-1).to(g)
+        return idx, g
+
+    def sq_norms(self) -> dict[str, torch.Tensor]:
+        idx, g = self._flat()
+        b, v = len(idx), self.module.num_embeddings
+        keys = (torch.arange(b, device=idx.device).unsqueeze(1) * v + idx).flatten()
+        uniq, inv = torch.unique(keys, return_inverse=True)
+        rows = g.new_zeros(len(uniq), g.shape[-1]).index_add_(0, inv, g.flatten(0, 1))
+        return {"weight": g.new_zeros(b).index_add_(0, uniq // v, rows.pow(2).sum(1))}
+
+    def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        idx, g = self._flat()
+        w = self.module.weight
+        g = g * _view(factors["weight"], g)
+        return {"weight": w.new_zeros(w.shape).index_add_(0, idx.flatten(), g.flatten(0, 1).to(w))}
+
+    def materialize(self) -> dict[str, torch.Tensor]:
+        idx, g = self._flat()
+        b, (v, d) = len(idx), self.module.weight.shape
+        keys = (torch.arange(b, device=idx.device).unsqueeze(1) * v + idx).flatten()
+        return {"weight": g.new_zeros(b * v, d).index_add_(0, keys, g.flatten(0, 1)).view(b, v, d)}
+
+
+class DenseRecord(Record):
+    """Normalisation layers' affine parameters: per-example gradients materialised (C values)."""
+
+    def materialize(self) -> dict[str, torch.Tensor]:
+        if "rows" not in self._cache:
+            rows: dict[str, torch.Tensor] = {}
+            for x, gy in self.calls:
+                for k, r in norm_affine_grads(self.module, x, gy).items():
+                    if k in self.names:
+                        rows[k] = rows[k] + r if k in rows else r
+            self._cache["rows"] = rows
+        return self._cache["rows"]
+
+    def sq_norms(self) -> dict[str, torch.Tensor]:
+        return {k: r.flatten(1).pow(2).sum(1) for k, r in self.materialize().items()}
+
+    def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return {k: (factors[k].to(r) @ r.flatten(1)).view(r.shape[1:]) for k, r in self.materialize().items()}
+
+
+RECORDS = {nn.Linear: OuterRecord, nn.Conv1d: OuterRecord, nn.Conv2d: OuterRecord,
+           nn.Embedding: EmbeddingRecord, nn.LayerNorm: DenseRecord, nn.GroupNorm: DenseRecord,
+           nn.BatchNorm1d: DenseRecord, nn.BatchNorm2d: DenseRecord}
+
+
+def check_supported(name: str, module: nn.Module) -> None:
+    """``ValueError`` naming the module when the ghost backend cannot handle it."""
+    why = None
+    if type(module) not in RECORDS:
+        why = f"type {type(module).__name__} has no ghost rule (supported: {sorted(t.__name__ for t in RECORDS)})"
+    elif isinstance(module, (nn.Conv1d, nn.Conv2d)) and (module.groups != 1 or module.padding_mode != "zeros"):
+        why = "only groups=1 and padding_mode='zeros' convolutions are supported"
+    elif isinstance(module, nn.Embedding) and (module.max_norm is not None or module.scale_grad_by_freq
+                                                 or module.sparse):
+        why = "Embedding with max_norm, scale_grad_by_freq or sparse is not supported"
+    elif isinstance(module, nn.modules.batchnorm._BatchNorm) and module.training:
+        why = "BatchNorm in training mode mixes the examples of a batch"
+    if why:
+        raise ValueError(f"grad_backend='ghost': module {name!r}: {why}; use grad_backend='func'")
+
+
+def factors(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``A`` [b, T, p] (inputs, or unfolded patches) and ``Gr`` [b, T, d] of one call."""
+    b = len(x)
+    if isinstance(m, nn.Linear):
+        return x.reshape(b, -1, m.in_features), gy.reshape(b, -1, m.out_features)
+    one_d = isinstance(m, nn.Conv1d)
+    k, s, dil = (tuple(v) if not one_d else (1, v[0]) for v in (m.kernel_size, m.stride, m.dilation))
+    if one_d:
+        x = x.unsqueeze(-2)
+    x, pad = _pad(m, x, k, dil)
+    a = F.unfold(x, k, dilation=dil, padding=pad, stride=s).transpose(1, 2)
+    g = gy.reshape(b, m.out_channels, -1).transpose(1, 2)
+    if a.shape[1] != g.shape[1]:
+        raise RuntimeError(f"ghost conv rule: {a.shape[1]} patches for {g.shape[1]} outputs")
+    return a, g
+
+
+def _pad(m, x, k, dil):
+    """The input padded as the convolution pads it; returns (x, symmetric padding for unfold)."""
+    if isinstance(m.padding, str):
+        if m.padding == "valid":
+            return x, (0, 0)
+        total = [d * (kk - 1) for d, kk in zip(dil, k)]  # "same": any odd remainder on the right
+        return F.pad(x, (total[1] // 2, total[1] - total[1] // 2, total[0] // 2, total[0] - total[0] // 2)), (0, 0)
+    pad = tuple(m.padding)
+    return x, (0, pad[0]) if isinstance(m, nn.Conv1d) else pad
+
+
+def norm_affine_grads(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Per-example gradients of a LayerNorm / GroupNorm / eval-mode BatchNorm's weight and bias."""
+    if isinstance(m, nn.LayerNorm):
+        xhat = F.layer_norm(x, m.normalized_shape, eps=m.eps)
+        dims = tuple(range(1, x.dim() - len(m.normalized_shape)))
+    else:
+        if isinstance(m, nn.GroupNorm):
+            xhat = F.group_norm(x, m.num_groups, eps=m.eps)
+        else:
+            xhat = F.batch_norm(x, m.running_mean, m.running_var, training=False, eps=m.eps)
+        dims = (0, *range(2, x.dim()))[1:]
+    grads = {"weight": (gy * xhat).sum(dims) if dims else gy * xhat, "bias": gy.sum(dims) if dims else gy}
+    return {k: v for k, v in grads.items() if getattr(m, k, None) is not None}
