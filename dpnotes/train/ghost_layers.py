@@ -33,6 +33,20 @@ def _view(s: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
     return s.view(-1, *([1] * (like.dim() - 1))).to(like)
 
 
+def _sq(x: torch.Tensor) -> torch.Tensor:
+    """Squared L2 norm of each row of ``x`` [B, ...] (no squared copy of ``x``)."""
+    return torch.linalg.vector_norm(x.flatten(1), dim=1).square()
+
+
+def _total(parts):
+    """The sum of the tensors ``parts`` (the first is not copied when it is the only one)."""
+    parts = iter(parts)
+    out = next(parts)
+    for p in parts:
+        out = out + p
+    return out
+
+
 class Record:
     """Per-example gradients of one module's trainable parameters ``names`` (local name ->
     full name) over the calls seen; ``calls`` holds each call's ``(input, output_grad)``."""
@@ -63,9 +77,12 @@ class OuterRecord(Record):
         return p, d, t
 
     def ghost(self) -> bool:
-        """Gram matrices (T^2 (p + d)) when cheaper than per-example gradients (T p d)."""
+        """Gram matrices (cost T^2 (p + d) per example) when cheaper than per-example gradients
+        (T p d). A convolution's Gram matrices need its input unfolded into patches, a copy
+        of T p numbers that costs about as much as 8 T p flops on a CPU (measured): added."""
         p, d, t = self._dims()
-        return t * (p + d) < p * d
+        unfold = 0 if isinstance(self.module, nn.Linear) else 8 * t * p
+        return t * t * (p + d) + unfold < t * p * d
 
     def _factors(self, sl: slice) -> tuple[torch.Tensor, torch.Tensor]:
         """``A`` [b, T, p] and ``Gr`` [b, T, d] of examples ``sl``, all calls concatenated."""
@@ -82,47 +99,49 @@ class OuterRecord(Record):
 
     def _bias_rows(self) -> torch.Tensor:
         """Per-example bias gradients [B, d]: the output gradient summed over positions."""
+        linear = isinstance(self.module, nn.Linear)
         d = self._dims()[1]
-        rows = 0
-        for _, gy in self.calls:
-            g = gy.reshape(len(gy), -1, d) if isinstance(self.module, nn.Linear) else gy.reshape(len(gy), d, -1)
-            rows = rows + g.sum(1 if isinstance(self.module, nn.Linear) else 2)
-        return rows
+        return _total(gy.reshape(len(gy), -1, d).sum(1) if linear else gy.reshape(len(gy), d, -1).sum(2)
+                      for _, gy in self.calls)
+
+    def _per_example_weight(self) -> torch.Tensor:
+        """Materialised per-example weight gradients [B, d, p]."""
+        if isinstance(self.module, nn.Linear):
+            return torch.cat([torch.bmm(g.transpose(1, 2), a) for a, g in map(self._factors, self._chunks())])
+        b, (p, d, _) = self.batch(), self._dims()
+        return _total(conv_weight_grad(self.module, x, gy, per_example=True) for x, gy in self.calls).view(b, d, p)
 
     def sq_norms(self) -> dict[str, torch.Tensor]:
         out = {}
         if "bias" in self.names:
-            out["bias"] = self._bias_rows().pow(2).sum(1)
+            out["bias"] = _sq(self._bias_rows())
         if "weight" not in self.names:
             return out
-        ghost, parts, mats = self.ghost(), [], []
-        for sl in self._chunks():
-            a, g = self._factors(sl)
-            if ghost and a.shape[1] == 1:
-                parts.append(a.pow(2).sum((1, 2)) * g.pow(2).sum((1, 2)))
-            elif ghost:
-                parts.append((torch.bmm(a, a.transpose(1, 2)) * torch.bmm(g, g.transpose(1, 2))).sum((1, 2)))
+        if not self.ghost():
+            self._cache["weight"] = w = self._per_example_weight()
+            out["weight"] = _sq(w)
+            return out
+        parts = []
+        for a, g in map(self._factors, self._chunks()):
+            if a.shape[1] == 1:
+                parts.append(_sq(a) * _sq(g))
             else:
-                w = torch.bmm(g.transpose(1, 2), a)  # [b, d, p] per-example gradients
-                mats.append(w)
-                parts.append(w.pow(2).sum((1, 2)))
-        if mats:
-            self._cache["weight"] = torch.cat(mats)
+                parts.append((torch.bmm(a, a.transpose(1, 2)) * torch.bmm(g, g.transpose(1, 2))).sum((1, 2)))
         out["weight"] = torch.cat(parts)
         return out
 
     def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         out = {}
         if "weight" in self.names:
-            f, w = factors["weight"], self.module.weight
+            f, shape = factors["weight"], self.module.weight.shape
             if "weight" in self._cache:
-                total = f.to(self._cache["weight"]) @ self._cache["weight"].flatten(1)
+                out["weight"] = (f.to(self._cache["weight"]) @ self._cache["weight"].flatten(1)).view(shape)
+            elif isinstance(self.module, nn.Linear):
+                out["weight"] = _total((g * _view(f[sl], g)).flatten(0, 1).T @ a.flatten(0, 1)
+                                       for sl in self._chunks() for a, g in [self._factors(sl)])
             else:
-                total = 0
-                for sl in self._chunks():
-                    a, g = self._factors(sl)
-                    total = total + (g * _view(f[sl], g)).flatten(0, 1).T @ a.flatten(0, 1)
-            out["weight"] = total.reshape(w.shape)
+                out["weight"] = _total(conv_weight_grad(self.module, x, gy * _view(f, gy), per_example=False)
+                                       for x, gy in self.calls)
         if "bias" in self.names:
             rows = self._bias_rows()
             out["bias"] = factors["bias"].to(rows) @ rows
@@ -131,8 +150,7 @@ class OuterRecord(Record):
     def materialize(self) -> dict[str, torch.Tensor]:
         out = {}
         if "weight" in self.names:
-            a, g = self._factors(slice(None))
-            out["weight"] = torch.bmm(g.transpose(1, 2), a).reshape(len(a), *self.module.weight.shape)
+            out["weight"] = self._per_example_weight().reshape(self.batch(), *self.module.weight.shape)
         if "bias" in self.names:
             out["bias"] = self._bias_rows()
         return out
@@ -157,7 +175,7 @@ class EmbeddingRecord(Record):
         keys = (torch.arange(b, device=idx.device).unsqueeze(1) * v + idx).flatten()
         uniq, inv = torch.unique(keys, return_inverse=True)
         rows = g.new_zeros(len(uniq), g.shape[-1]).index_add_(0, inv, g.flatten(0, 1))
-        return {"weight": g.new_zeros(b).index_add_(0, uniq // v, rows.pow(2).sum(1))}
+        return {"weight": g.new_zeros(b).index_add_(0, uniq // v, _sq(rows))}
 
     def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         idx, g = self._flat()
@@ -186,7 +204,7 @@ class DenseRecord(Record):
         return self._cache["rows"]
 
     def sq_norms(self) -> dict[str, torch.Tensor]:
-        return {k: r.flatten(1).pow(2).sum(1) for k, r in self.materialize().items()}
+        return {k: _sq(r) for k, r in self.materialize().items()}
 
     def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         return {k: (factors[k].to(r) @ r.flatten(1)).view(r.shape[1:]) for k, r in self.materialize().items()}
@@ -218,11 +236,11 @@ def factors(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> tuple[torch.Tens
     b = len(x)
     if isinstance(m, nn.Linear):
         return x.reshape(b, -1, m.in_features), gy.reshape(b, -1, m.out_features)
-    one_d = isinstance(m, nn.Conv1d)
-    k, s, dil = (tuple(v) if not one_d else (1, v[0]) for v in (m.kernel_size, m.stride, m.dilation))
-    if one_d:
-        x = x.unsqueeze(-2)
-    x, pad = _pad(m, x, k, dil)
+    x, pad = _padded(m, x)
+    if isinstance(m, nn.Conv1d):  # as a 1 x L image
+        x, k, s, dil, pad = x.unsqueeze(-2), (1, *m.kernel_size), (1, *m.stride), (1, *m.dilation), (0, *pad)
+    else:
+        k, s, dil = m.kernel_size, m.stride, m.dilation
     a = F.unfold(x, k, dilation=dil, padding=pad, stride=s).transpose(1, 2)
     g = gy.reshape(b, m.out_channels, -1).transpose(1, 2)
     if a.shape[1] != g.shape[1]:
@@ -230,15 +248,32 @@ def factors(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> tuple[torch.Tens
     return a, g
 
 
-def _pad(m, x, k, dil):
-    """The input padded as the convolution pads it; returns (x, symmetric padding for unfold)."""
-    if isinstance(m.padding, str):
-        if m.padding == "valid":
-            return x, (0, 0)
-        total = [d * (kk - 1) for d, kk in zip(dil, k)]  # "same": any odd remainder on the right
-        return F.pad(x, (total[1] // 2, total[1] - total[1] // 2, total[0] // 2, total[0] - total[0] // 2)), (0, 0)
-    pad = tuple(m.padding)
-    return x, (0, pad[0]) if isinstance(m, nn.Conv1d) else pad
+def conv_weight_grad(m: nn.Module, x: torch.Tensor, gy: torch.Tensor, per_example: bool) -> torch.Tensor:
+    """The weight gradient of a convolution call by the convolution's own backward kernel:
+    summed over the batch, or per example ([B * d, C, *k]: the batch as B groups of one)."""
+    x, pad = _padded(m, x)
+    b, shape = len(x), m.weight.shape
+    if per_example:
+        x, gy, shape = x.reshape(1, -1, *x.shape[2:]), gy.reshape(1, -1, *gy.shape[2:]), (b * shape[0], *shape[1:])
+    nd = len(m.kernel_size)
+    return torch.ops.aten.convolution_backward(
+        gy, x, x.new_empty(shape), None, list(m.stride), list(pad), list(m.dilation), False, [0] * nd,
+        b if per_example else 1, [False, True, False])[1]
+
+
+def _padded(m: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """The input and the symmetric padding per spatial axis that reproduce the convolution's;
+    ``padding="same"`` pads explicitly (its odd remainder goes to the right, as torch does)."""
+    nd = len(m.kernel_size)
+    if not isinstance(m.padding, str):
+        return x, tuple(m.padding)
+    if m.padding == "valid":
+        return x, (0,) * nd
+    pads = []
+    for d, k in reversed(list(zip(m.dilation, m.kernel_size))):
+        total = d * (k - 1)
+        pads += [total // 2, total - total // 2]
+    return F.pad(x, pads), (0,) * nd
 
 
 def norm_affine_grads(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> dict[str, torch.Tensor]:
@@ -251,6 +286,6 @@ def norm_affine_grads(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> dict[s
             xhat = F.group_norm(x, m.num_groups, eps=m.eps)
         else:
             xhat = F.batch_norm(x, m.running_mean, m.running_var, training=False, eps=m.eps)
-        dims = (0, *range(2, x.dim()))[1:]
+        dims = tuple(range(2, x.dim()))
     grads = {"weight": (gy * xhat).sum(dims) if dims else gy * xhat, "bias": gy.sum(dims) if dims else gy}
     return {k: v for k, v in grads.items() if getattr(m, k, None) is not None}
