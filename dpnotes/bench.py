@@ -19,11 +19,11 @@ as samples per second. Methods (:data:`METHODS`):
 Peak memory of a step (``peak_mb``): on a GPU, ``torch.cuda.max_memory_allocated`` over the
 step minus the memory allocated before it (tensors only); on a Linux CPU with glibc, the
 process's peak resident set (VmHWM, reset through ``/proc/self/clear_refs`` before the step)
-minus its resident set before the step, with glibc told to return every block of 128 KiB or
-more to the system when freed (``mallopt``), so that the peak is the step's live memory and
-not the allocator's cache. None where neither is available. It is measured after all the
-timings (the ``mallopt`` setting would slow them), on a fresh model per method, on its second
-step.
+minus its resident set before the step, with glibc told to map every block of 128 KiB or
+more on its own and return it to the system when freed (``mallopt``), so that the peak is the
+step's live memory and not blocks the allocator kept from earlier steps. None where neither
+is available. Memory is measured first, on a fresh model per method (its second step); the
+timings then run with glibc's thresholds at the 32 MiB cap its own adaptive rule reaches.
 """
 
 from __future__ import annotations
@@ -139,11 +139,12 @@ def _rss_kb(field: str) -> int | None:
     return None
 
 
-def _return_freed_memory() -> bool:
-    """Have glibc unmap freed blocks of 128 KiB or more (M_MMAP_THRESHOLD, M_TRIM_THRESHOLD)."""
+def _malloc_thresholds(size: int) -> bool:
+    """Have glibc map blocks of ``size`` bytes or more on their own and trim free memory above
+    ``size`` (M_MMAP_THRESHOLD, M_TRIM_THRESHOLD); False where there is no glibc."""
     try:
         libc = ctypes.CDLL("libc.so.6")
-        return libc.mallopt(-3, 1 << 17) == 1 and libc.mallopt(-1, 1 << 17) == 1
+        return libc.mallopt(-3, size) == 1 and libc.mallopt(-1, size) == 1
     except (OSError, AttributeError):
         return False
 
@@ -189,11 +190,18 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
     for name in model_names:
         validate.choice("model", name, models.names())
     dev = _config(1, device, "func", False).torch_device()
+    sizes = {name: paper_batch_size(name) if batch_size == "paper" else batch_size for name in model_names}
+    sizes = {name: b for name, b in sizes.items() if b is not None}
+    measurable = dev.type == "cuda" or _malloc_thresholds(1 << 17)
+    peaks = {}
+    for name, b in sizes.items():
+        x, y = models.example_batch(name, b, torch.Generator().manual_seed(0))
+        for m in methods:
+            peaks[name, m] = _peak_mb(_make(name, x, y, m, dev, dplis_k), dev) if measurable else None
+    if dev.type != "cuda":
+        _malloc_thresholds(32 << 20)
     results = []
-    for name in model_names:
-        b = paper_batch_size(name) if batch_size == "paper" else batch_size
-        if b is None:
-            continue
+    for name, b in sizes.items():
         x, y = models.example_batch(name, b, torch.Generator().manual_seed(0))
         row = {"model": name, "batch_size": b, "device": torch.cuda.get_device_name(dev) if dev.type == "cuda"
                else "cpu", "threads": torch.get_num_threads(), "load_avg": os.getloadavg()[0]}
@@ -207,14 +215,9 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
                 _sync(dev)
                 if i >= WARMUP:
                     times[m].append(time.perf_counter() - start)
-        row["methods"] = {m: {"samples_per_s": b / statistics.median(t), "step_ms": 1e3 * statistics.median(t)}
-                          for m, t in times.items()}
+        row["methods"] = {m: {"samples_per_s": b / statistics.median(t), "step_ms": 1e3 * statistics.median(t),
+                              "peak_mb": peaks[name, m]} for m, t in times.items()}
         results.append(row)
-    measurable = dev.type == "cuda" or _return_freed_memory()
-    for row in results:
-        x, y = models.example_batch(row["model"], row["batch_size"], torch.Generator().manual_seed(0))
-        for m, v in row["methods"].items():
-            v["peak_mb"] = _peak_mb(_make(row["model"], x, y, m, dev, dplis_k), dev) if measurable else None
     return results
 
 

@@ -38,6 +38,11 @@ def _sq(x: torch.Tensor) -> torch.Tensor:
     return torch.linalg.vector_norm(x.flatten(1), dim=1).square()
 
 
+def _cat(parts: list[torch.Tensor], dim: int) -> torch.Tensor:
+    """``torch.cat`` that does not copy a single tensor."""
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim)
+
+
 def _total(parts):
     """The sum of the tensors ``parts`` (the first is not copied when it is the only one)."""
     parts = iter(parts)
@@ -87,9 +92,7 @@ class OuterRecord(Record):
     def _factors(self, sl: slice) -> tuple[torch.Tensor, torch.Tensor]:
         """``A`` [b, T, p] and ``Gr`` [b, T, d] of examples ``sl``, all calls concatenated."""
         pairs = [factors(self.module, x[sl], gy[sl]) for x, gy in self.calls]
-        if len(pairs) == 1:
-            return pairs[0]
-        return torch.cat([a for a, _ in pairs], 1), torch.cat([g for _, g in pairs], 1)
+        return _cat([a for a, _ in pairs], 1), _cat([g for _, g in pairs], 1)
 
     def _chunks(self):
         p, d, t = self._dims()
@@ -107,7 +110,7 @@ class OuterRecord(Record):
     def _per_example_weight(self) -> torch.Tensor:
         """Materialised per-example weight gradients [B, d, p]."""
         if isinstance(self.module, nn.Linear):
-            return torch.cat([torch.bmm(g.transpose(1, 2), a) for a, g in map(self._factors, self._chunks())])
+            return _cat([torch.bmm(g.transpose(1, 2), a) for a, g in map(self._factors, self._chunks())], 0)
         b, (p, d, _) = self.batch(), self._dims()
         return _total(conv_weight_grad(self.module, x, gy, per_example=True) for x, gy in self.calls).view(b, d, p)
 
@@ -127,7 +130,7 @@ class OuterRecord(Record):
                 parts.append(_sq(a) * _sq(g))
             else:
                 parts.append((torch.bmm(a, a.transpose(1, 2)) * torch.bmm(g, g.transpose(1, 2))).sum((1, 2)))
-        out["weight"] = torch.cat(parts)
+        out["weight"] = _cat(parts, 0)
         return out
 
     def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
@@ -157,37 +160,40 @@ class OuterRecord(Record):
 
 
 class EmbeddingRecord(Record):
-    """Embedding: ``G_i`` adds the output gradient of each position to its token's row, so
-    ``||G_i||^2`` is the squared norm of the per-(example, token) sums (formed by one sort,
-    without the [B, V, d] tensor); the weighted sum is the usual scatter-add."""
+    """Embedding: ``G_i`` adds the output gradient of each position to its token's row, so it
+    is the per-(example, token) sums of output gradients (formed by one sort, without the
+    [B, V, d] tensor): ``||G_i||^2`` is their squared norm summed over example i's tokens, and
+    the weighted sum adds each sum, times its example's weight, to its token's row."""
 
-    def _flat(self):
-        m = self.module
-        idx = torch.cat([x.reshape(len(x), -1) for x, _ in self.calls], 1)
-        g = torch.cat([gy.reshape(len(gy), -1, m.embedding_dim) for _, gy in self.calls], 1)
-        if m.padding_idx is not None:  # the padding row gets no gradient
-            g = g * (idx != m.padding_idx).unsqueeze(-1).to(g)
-        return idx, g
+    def _sums(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(example, token, summed output gradient) of each distinct (example, token) pair."""
+        if "sums" not in self._cache:
+            m = self.module
+            idx = _cat([x.reshape(len(x), -1) for x, _ in self.calls], 1)
+            g = _cat([gy.reshape(len(gy), -1, m.embedding_dim) for _, gy in self.calls], 1)
+            if m.padding_idx is not None:  # the padding row gets no gradient
+                g = g * (idx != m.padding_idx).unsqueeze(-1).to(g)
+            b, v = len(idx), m.num_embeddings
+            keys = (torch.arange(b, device=idx.device).unsqueeze(1) * v + idx).flatten()
+            uniq, inv = torch.unique(keys, return_inverse=True)
+            rows = g.new_zeros(len(uniq), g.shape[-1]).index_add_(0, inv, g.flatten(0, 1))
+            self._cache["sums"] = (uniq // v, uniq % v, rows)
+        return self._cache["sums"]
 
     def sq_norms(self) -> dict[str, torch.Tensor]:
-        idx, g = self._flat()
-        b, v = len(idx), self.module.num_embeddings
-        keys = (torch.arange(b, device=idx.device).unsqueeze(1) * v + idx).flatten()
-        uniq, inv = torch.unique(keys, return_inverse=True)
-        rows = g.new_zeros(len(uniq), g.shape[-1]).index_add_(0, inv, g.flatten(0, 1))
-        return {"weight": g.new_zeros(b).index_add_(0, uniq // v, _sq(rows))}
+        example, _, rows = self._sums()
+        return {"weight": rows.new_zeros(self.batch()).index_add_(0, example, _sq(rows))}
 
     def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        idx, g = self._flat()
+        example, token, rows = self._sums()
         w = self.module.weight
-        g = g * _view(factors["weight"], g)
-        return {"weight": w.new_zeros(w.shape).index_add_(0, idx.flatten(), g.flatten(0, 1).to(w))}
+        scaled = rows * factors["weight"].to(rows)[example].unsqueeze(1)
+        return {"weight": w.new_zeros(w.shape).index_add_(0, token, scaled.to(w))}
 
     def materialize(self) -> dict[str, torch.Tensor]:
-        idx, g = self._flat()
-        b, (v, d) = len(idx), self.module.weight.shape
-        keys = (torch.arange(b, device=idx.device).unsqueeze(1) * v + idx).flatten()
-        return {"weight": g.new_zeros(b * v, d).index_add_(0, keys, g.flatten(0, 1)).view(b, v, d)}
+        example, token, rows = self._sums()
+        b, (v, d) = self.batch(), self.module.weight.shape
+        return {"weight": rows.new_zeros(b * v, d).index_add_(0, example * v + token, rows).view(b, v, d)}
 
 
 class DenseRecord(Record):
