@@ -149,9 +149,12 @@ def _malloc_thresholds(size: int) -> bool:
         return False
 
 
-def _peak_mb(step: Callable[[], None], device: torch.device) -> float | None:
-    """What one step adds to the peak memory (module docstring), in MiB."""
+def _peak_mb(step: Callable[[], None], device: torch.device, measurable: bool = True) -> float | None:
+    """What one step adds to the peak memory (module docstring), in MiB; None when not
+    ``measurable`` (the step still runs: a method that fails on the model fails here)."""
     step()  # first step: one-time allocations
+    if not measurable:
+        return None
     if device.type == "cuda":
         _sync(device)
         before = torch.cuda.memory_allocated(device)
@@ -177,7 +180,8 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
     ``batch_size``: an int, or "paper" for the batch size the papers train each model with
     (:func:`paper_batch_size`; a model without one is skipped). Returns one dict per model:
     model, batch_size, device, threads, load_avg (1-minute load average before its steps) and
-    ``methods``: {method: {"samples_per_s", "step_ms", "peak_mb"}}.
+    ``methods``: {method: {"samples_per_s", "step_ms", "peak_mb"}}, or {method: {"error"}}
+    for a method that refuses the model (e.g. opacus' ghost clipping and a recurrent layer).
     """
     steps = validate.integer("steps", steps, minimum=1)
     dplis_k = validate.integer("dplis_k", dplis_k, minimum=1)
@@ -193,11 +197,14 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
     sizes = {name: paper_batch_size(name) if batch_size == "paper" else batch_size for name in model_names}
     sizes = {name: b for name, b in sizes.items() if b is not None}
     measurable = dev.type == "cuda" or _malloc_thresholds(1 << 17)
-    peaks = {}
+    peaks, failed = {}, {}
     for name, b in sizes.items():
         x, y = models.example_batch(name, b, torch.Generator().manual_seed(0))
         for m in methods:
-            peaks[name, m] = _peak_mb(_make(name, x, y, m, dev, dplis_k), dev) if measurable else None
+            try:
+                peaks[name, m] = _peak_mb(_make(name, x, y, m, dev, dplis_k), dev, measurable)
+            except (NotImplementedError, ValueError, RuntimeError) as exc:  # the method refuses the model
+                failed[name, m] = f"{type(exc).__name__}: {exc}".splitlines()[0]
     if dev.type != "cuda":
         _malloc_thresholds(32 << 20)
     results = []
@@ -205,8 +212,8 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
         x, y = models.example_batch(name, b, torch.Generator().manual_seed(0))
         row = {"model": name, "batch_size": b, "device": torch.cuda.get_device_name(dev) if dev.type == "cuda"
                else "cpu", "threads": torch.get_num_threads(), "load_avg": os.getloadavg()[0]}
-        runs = {m: _make(name, x, y, m, dev, dplis_k) for m in methods}
-        times = {m: [] for m in methods}
+        runs = {m: _make(name, x, y, m, dev, dplis_k) for m in methods if (name, m) not in failed}
+        times = {m: [] for m in runs}
         for i in range(WARMUP + steps):
             for m, step in runs.items():
                 _sync(dev)
@@ -217,6 +224,7 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
                     times[m].append(time.perf_counter() - start)
         row["methods"] = {m: {"samples_per_s": b / statistics.median(t), "step_ms": 1e3 * statistics.median(t),
                               "peak_mb": peaks[name, m]} for m, t in times.items()}
+        row["methods"].update({m: {"error": failed[name, m]} for m in methods if (name, m) in failed})
         results.append(row)
     return results
 
@@ -226,13 +234,19 @@ def format_table(results: list[dict]) -> str:
     (ghost or func) against the non-private step and the better opacus method."""
     lines = []
     for r in results:
-        ms = r["methods"]
+        ms = {m: v for m, v in r["methods"].items() if "error" not in v}
         lines.append(f"{r['model']}  batch {r['batch_size']}  {r['device']}  {r['threads']} thread(s)  "
                      f"load {r['load_avg']:.2f}")
-        for m, v in ms.items():
+        for m, v in r["methods"].items():
+            if "error" in v:
+                lines.append(f"  {m:<14} fails: {v['error'][:90]}")
+                continue
             peak = "-" if v["peak_mb"] is None else f"{v['peak_mb']:.1f} MiB"
             lines.append(f"  {m:<14} {v['samples_per_s']:>10.0f} samples/s {v['step_ms']:>10.1f} ms/step  peak {peak}")
-        ours = [m for m in ("ghost", "func", "opacus-grads") if m in ms]
+        for m in ("dplis-ghost", "dplis-func"):
+            if m in ms and "nonprivate" in ms:
+                lines.append(f"  {m} step / non-private step: {ms[m]['step_ms'] / ms['nonprivate']['step_ms']:.2f}x")
+        ours = [m for m in ("ghost", "func") if m in ms]
         theirs = [m for m in ("opacus", "opacus-ghost") if m in ms]
         if ours:
             best = max(ours, key=lambda m: ms[m]["samples_per_s"])

@@ -75,11 +75,13 @@ class OuterRecord(Record):
     """Linear, Conv1d, Conv2d: ``G_i = sum_t g_it a_it^T``, ghost or materialised by cost."""
 
     def _dims(self) -> tuple[int, int, int]:
-        m = self.module
-        d = m.out_features if isinstance(m, nn.Linear) else m.out_channels
-        p = m.in_features if isinstance(m, nn.Linear) else m.in_channels * math.prod(m.kernel_size)
-        t = sum(gy[0].numel() // d for _, gy in self.calls)
-        return p, d, t
+        """(p, d, T): inputs and outputs per position, positions over all calls."""
+        if "dims" not in self._cache:
+            m = self.module
+            d = m.out_features if isinstance(m, nn.Linear) else m.out_channels
+            p = m.in_features if isinstance(m, nn.Linear) else m.in_channels * math.prod(m.kernel_size)
+            self._cache["dims"] = p, d, sum(gy[0].numel() // d for _, gy in self.calls)
+        return self._cache["dims"]
 
     def ghost(self) -> bool:
         """Gram matrices (cost T^2 (p + d) per example) when cheaper than per-example gradients
@@ -102,10 +104,11 @@ class OuterRecord(Record):
 
     def _bias_rows(self) -> torch.Tensor:
         """Per-example bias gradients [B, d]: the output gradient summed over positions."""
-        linear = isinstance(self.module, nn.Linear)
-        d = self._dims()[1]
-        return _total(gy.reshape(len(gy), -1, d).sum(1) if linear else gy.reshape(len(gy), d, -1).sum(2)
-                      for _, gy in self.calls)
+        if "bias" not in self._cache:
+            linear, d = isinstance(self.module, nn.Linear), self._dims()[1]
+            self._cache["bias"] = _total(gy.reshape(len(gy), -1, d).sum(1) if linear
+                                         else gy.reshape(len(gy), d, -1).sum(2) for _, gy in self.calls)
+        return self._cache["bias"]
 
     def _per_example_weight(self) -> torch.Tensor:
         """Materialised per-example weight gradients [B, d, p]."""
