@@ -218,6 +218,10 @@ def test_refusals_name_the_problem():
         GhostGrads(nn.Conv2d(2, 2, 1, groups=2), CE)
     with pytest.raises(ValueError, match="BatchNorm in training mode"):
         GhostGrads(nn.BatchNorm1d(2), CE)
+    tied = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3))
+    tied[1].weight = tied[0].weight
+    with pytest.raises(ValueError, match="'1' shares a parameter"):
+        GhostGrads(tied, CE)
 
     class Tied(nn.Module):  # uses a layer's weight outside the layer's own call
         def __init__(self):

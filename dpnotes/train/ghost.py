@@ -99,11 +99,16 @@ class GhostGrads:
         self.model, self.loss_fn = model, loss_fn
         self.order = [k for k, p in model.named_parameters() if p.requires_grad]
         self.layers: dict[nn.Module, dict[str, str]] = {}
+        seen: set[int] = set()
         for prefix, module in model.named_modules():
             own = {k: f"{prefix}.{k}" if prefix else k
                    for k, p in module.named_parameters(recurse=False) if p.requires_grad}
             if own:
                 check_supported(prefix, module)
+                if any(id(p) in seen for p in module.parameters(recurse=False)):
+                    raise ValueError(f"grad_backend='ghost': module {prefix!r} shares a parameter with "
+                                     "another module; use grad_backend='func'")
+                seen.update(id(p) for p in module.parameters(recurse=False))
                 self.layers[module] = own
         self._calls: list | None = None
         self._checked = False
