@@ -85,11 +85,14 @@ class OuterRecord(Record):
 
     def ghost(self) -> bool:
         """Gram matrices (cost T^2 (p + d) per example) when cheaper than per-example gradients
-        (T p d). A convolution's Gram matrices need its input unfolded into patches, a copy
-        of T p numbers that costs about as much as 8 T p flops on a CPU (measured): added."""
+        (T p d). For a convolution, measured on a CPU: its Gram matrices need the input unfolded
+        into patches, a copy of T p numbers costing about 8 T p flops, and its per-example
+        gradients come from the grouped backward kernel at about half the speed per flop of a
+        batched matmul (cost 2 T p d)."""
         p, d, t = self._dims()
-        unfold = 0 if isinstance(self.module, nn.Linear) else 8 * t * p
-        return t * t * (p + d) + unfold < t * p * d
+        if isinstance(self.module, nn.Linear):
+            return t * (p + d) < p * d
+        return t * (p + d) + 8 * p < 2 * p * d
 
     def _factors(self, sl: slice) -> tuple[torch.Tensor, torch.Tensor]:
         """``A`` [b, T, p] and ``Gr`` [b, T, d] of examples ``sl``, all calls concatenated."""
