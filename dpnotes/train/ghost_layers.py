@@ -180,7 +180,11 @@ class EmbeddingRecord(Record):
             if m.padding_idx is not None:  # the padding row gets no gradient
                 g = g * (idx != m.padding_idx).unsqueeze(-1).to(g)
             b, v = len(idx), m.num_embeddings
-            keys = (torch.arange(b, device=idx.device).unsqueeze(1) * v + idx).flatten()
+            example = torch.arange(b, device=idx.device)
+            if idx.shape[1] == 1:  # one token per example: its pair is already distinct
+                self._cache["sums"] = (example, idx[:, 0], g[:, 0])
+                return self._cache["sums"]
+            keys = (example.unsqueeze(1) * v + idx).flatten()
             uniq, inv = torch.unique(keys, return_inverse=True)
             rows = g.new_zeros(len(uniq), g.shape[-1]).index_add_(0, inv, g.flatten(0, 1))
             self._cache["sums"] = (uniq // v, uniq % v, rows)
