@@ -244,3 +244,15 @@ def test_ghost_is_a_config_choice():
     assert TrainConfig(grad_backend="ghost").grad_backend == "ghost"
     with pytest.raises(ValueError, match="grad_backend"):
         TrainConfig(grad_backend="ghosts")
+
+
+def test_every_records_norm_matches_func():
+    """DPIS' epoch start: the unclipped norm of every training record, in eval-size chunks."""
+    x, y = models.example_batch("gdp-imdb", 40, generator=torch.Generator().manual_seed(6))
+    norms = {}
+    for backend in ("func", "ghost"):
+        torch.manual_seed(6)
+        cfg = TrainConfig(batch_size=8, accountants=(), grad_backend=backend, eval_batch_size=16)
+        norms[backend] = build_context(models.create("gdp-imdb"), (x, y), None, cfg).per_example_norms()
+    assert norms["ghost"].shape == (40,)
+    assert torch.allclose(norms["ghost"], norms["func"], rtol=1e-4)
