@@ -1,56 +1,127 @@
-"""Throughput of one DP-SGD step: our engine vs a non-private step vs opacus.
+"""Throughput and peak memory of one training step: our engine's backends vs a non-private
+step vs opacus (hooks, and ghost clipping).
 
 Each method trains the same freshly initialised model on the same fixed batch (the Poisson
-draw is left out: it is the same for every method). Steps of the three methods are
-interleaved, so that a change in machine load hits all of them alike, and the median step
-time is reported as samples per second.
+draw is left out: it is the same for every method). Steps of the methods are interleaved,
+so that a change in machine load hits all of them alike; the median step time is reported
+as samples per second. Methods (:data:`METHODS`):
 
-* ``dp``: :func:`dpnotes.train.private_step` (torch.func per-example gradients, fused
-  clipping, noise on the sum, SGD);
+* ``ghost``, ``func``, ``opacus-grads``: :func:`dpnotes.train.private_step` with that
+  ``grad_backend`` (clipping, noise on the sum, SGD);
+* ``dplis-ghost``, ``dplis-func``: the same step with DPlis' K-draw smoothing
+  (:mod:`dpnotes.methods.dplis`, ``K = dplis_k``, R = 10, the authors' sum);
 * ``nonprivate``: :func:`dpnotes.train.nonprivate_step` (mean loss, autograd, SGD);
-* ``opacus``: opacus ``GradSampleModule`` + ``DPOptimizer`` (same clip, noise and lr).
+* ``opacus``: opacus ``GradSampleModule`` hooks + ``DPOptimizer`` (same clip, noise, lr);
+* ``opacus-ghost``: opacus' ghost clipping (``GradSampleModuleFastGradientClipping``,
+  ``DPOptimizerFastGradientClipping``, ``DPLossFastGradientClipping``: the two-pass scheme
+  of ``grad_sample_mode="ghost"``).
+
+Peak memory of a step (``peak_mb``): on a GPU, ``torch.cuda.max_memory_allocated`` over the
+step minus the memory allocated before it (tensors only); on a Linux CPU with glibc, the
+process's peak resident set (VmHWM, reset through ``/proc/self/clear_refs`` before the step)
+minus its resident set before the step, with glibc told to map every block of 128 KiB or
+more on its own and return it to the system when freed (``mallopt``), so that the peak is the
+step's live memory and not blocks the allocator kept from earlier steps. None where neither
+is available. Memory is measured first, on a fresh model per method (its second step); the
+timings then run with glibc's thresholds at the 32 MiB cap its own adaptive rule reaches.
 """
 
 from __future__ import annotations
 
+import ctypes
+import os
 import statistics
 import time
+from pathlib import Path
 from typing import Callable
 
 import torch
+from torch import nn
 
-from dpnotes import models, validate
+from dpnotes import claims, models, validate
+from dpnotes.experiments.dpis import TRAMER_BONEH
+from dpnotes.methods import dplis
 from dpnotes.train import TrainConfig, build_context, nonprivate_step, private_step
 
 WARMUP = 2
+METHODS = ("ghost", "func", "opacus-grads", "dplis-ghost", "dplis-func", "nonprivate", "opacus",
+           "opacus-ghost")
+DEFAULT_METHODS = ("ghost", "func", "nonprivate", "opacus", "opacus-ghost")
+# The batch size each paper trains the model with: claim settings where the paper prints it.
+PAPER_BATCH = {
+    "tf-mnist-cnn": "gdp.mnist.batch_size", "dplis-mlp-mnist": "dplis.table1.mnist.batch_size",
+    "dplis-cifar-cnn": "dplis.table1.cifar10.batch_size", "dplis-mlp-cifar": "dplis.table1.cifar10.batch_size",
+    "gdp-adult": "gdp.table2.batch_size", "gdp-imdb": "gdp.table3.batch_size",
+    "sadpsgd-cnn": "sadpsgd.table2.mnist.batch_size", "sadpsgd-cifar-cnn": "sadpsgd.table2.cifar10.batch_size",
+}
+# DPIS trains ScatterNet CNNs with Tramer & Boneh's batch sizes (dpnotes.experiments.dpis).
+PAPER_BATCH_FIXED = {"scatternet-cnn": TRAMER_BONEH["mnist"]["batch_size"],
+                     "scatternet-cifar-cnn": TRAMER_BONEH["cifar10"]["batch_size"]}
 
 
-def _engine_step(name: str, x, y, config: TrainConfig, private: bool) -> Callable[[], None]:
+def paper_batch_size(name: str) -> int | None:
+    """The batch size the papers train model ``name`` with, or None when none is printed."""
+    if name in PAPER_BATCH:
+        return int(claims.setting(PAPER_BATCH[name]))
+    return PAPER_BATCH_FIXED.get(name)
+
+
+def _config(batch_size: int, device: str, backend: str, smoothing: bool) -> TrainConfig:
+    if smoothing:  # DPlis: plain SGD on the noisy sum (dpnotes.methods.dplis.smoothing_std)
+        return TrainConfig(batch_size=batch_size, lr=6e-4, normalize="none", accountants=(),
+                           device=device, grad_backend=backend)
+    return TrainConfig(batch_size=batch_size, lr=0.05, accountants=(), device=device, grad_backend=backend)
+
+
+def _engine_step(name: str, x, y, method: str, device: str, dplis_k: int) -> Callable[[], None]:
     torch.manual_seed(0)
-    ctx = build_context(models.create(name), (x, y), None, config)
+    if method == "nonprivate":
+        config, plugins = TrainConfig.non_private(batch_size=len(y), lr=0.05, device=device), ()
+    else:
+        smoothing = method.startswith("dplis-")
+        backend = {"opacus-grads": "opacus"}.get(method, method.removeprefix("dplis-"))
+        config = _config(len(y), device, backend, smoothing)
+        plugins = (dplis.DPlis(dplis.Config(K=dplis_k, R=10.0, combine="sum")),) if smoothing else ()
+    ctx = build_context(models.create(name), (x, y), None, config, plugins=plugins)
+    for p in plugins:
+        p.on_train_start(ctx)
     idx = torch.arange(len(y))
-    step = private_step if private else nonprivate_step
+    step = nonprivate_step if method == "nonprivate" else private_step
     return lambda: step(ctx, idx)
 
 
-def _opacus_step(name: str, x, y, config: TrainConfig) -> Callable[[], None]:
+def _opacus_step(name: str, x, y, device: torch.device, ghost: bool) -> Callable[[], None]:
     from opacus import GradSampleModule
-    from opacus.optimizers import DPOptimizer
+    from opacus.grad_sample import GradSampleModuleFastGradientClipping
+    from opacus.optimizers import DPOptimizer, DPOptimizerFastGradientClipping
+    from opacus.utils.fast_gradient_clipping_utils import DPLossFastGradientClipping
 
     torch.manual_seed(0)
-    device = config.torch_device()
-    model = GradSampleModule(models.create(name).to(device))
-    optimizer = DPOptimizer(torch.optim.SGD(model.parameters(), lr=config.lr),
-                            noise_multiplier=config.noise_multiplier, max_grad_norm=config.clip,
-                            expected_batch_size=len(y))
+    model = models.create(name).to(device)
+    kw = dict(noise_multiplier=1.0, max_grad_norm=1.0, expected_batch_size=len(y))
     x, y = x.to(device), y.to(device)
+    if ghost:
+        gsm = GradSampleModuleFastGradientClipping(model, batch_first=True, loss_reduction="mean",
+                                                   max_grad_norm=1.0, use_ghost_clipping=True)
+        optimizer = DPOptimizerFastGradientClipping(torch.optim.SGD(gsm.parameters(), lr=0.05), **kw)
+        criterion = DPLossFastGradientClipping(gsm, optimizer, nn.CrossEntropyLoss(), "mean")
+    else:
+        gsm = GradSampleModule(model)
+        optimizer = DPOptimizer(torch.optim.SGD(gsm.parameters(), lr=0.05), **kw)
+        criterion = nn.CrossEntropyLoss()
 
     def step():
         optimizer.zero_grad(set_to_none=True)
-        torch.nn.functional.cross_entropy(model(x), y).backward()
+        criterion(gsm(x), y).backward()
         optimizer.step()
 
     return step
+
+
+def _make(name: str, x, y, method: str, device: torch.device, dplis_k: int) -> Callable[[], None]:
+    if method in ("opacus", "opacus-ghost"):
+        return _opacus_step(name, x, y, device, ghost=method == "opacus-ghost")
+    return _engine_step(name, x, y, method, str(device), dplis_k)
 
 
 def _sync(device: torch.device) -> None:
@@ -58,54 +129,132 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def bench(model_names, batch_size: int = 256, steps: int = 10,
-          device: str = "cpu") -> list[dict]:
-    """Samples per second of a DP step, a non-private step and an opacus step, per model.
+def _rss_kb(field: str) -> int | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
 
-    Returns one dict per model: model, batch_size, device, dp_samples_per_s,
-    nonprivate_samples_per_s, opacus_samples_per_s (medians over ``steps`` timed steps
-    after 2 warm-up steps).
+
+def _malloc_thresholds(size: int) -> bool:
+    """Have glibc map blocks of ``size`` bytes or more on their own and trim free memory above
+    ``size`` (M_MMAP_THRESHOLD, M_TRIM_THRESHOLD); False where there is no glibc."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc.mallopt(-3, size) == 1 and libc.mallopt(-1, size) == 1
+    except (OSError, AttributeError):
+        return False
+
+
+def _peak_mb(step: Callable[[], None], device: torch.device, measurable: bool = True) -> float | None:
+    """What one step adds to the peak memory (module docstring), in MiB; None when not
+    ``measurable`` (the step still runs: a method that fails on the model fails here)."""
+    step()  # first step: one-time allocations
+    if not measurable:
+        return None
+    if device.type == "cuda":
+        _sync(device)
+        before = torch.cuda.memory_allocated(device)
+        torch.cuda.reset_peak_memory_stats(device)
+        step()
+        _sync(device)
+        return (torch.cuda.max_memory_allocated(device) - before) / 2 ** 20
+    try:
+        Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
+    except OSError:
+        return None
+    before = _rss_kb("VmRSS")
+    step()
+    peak = _rss_kb("VmHWM")
+    return None if before is None or peak is None else (peak - before) / 1024
+
+
+def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str = "cpu",
+          methods=DEFAULT_METHODS, dplis_k: int = 10) -> list[dict]:
+    """Samples per second (median over ``steps`` timed steps after 2 warm-up steps) and peak
+    memory of a step, for each model and method.
+
+    ``batch_size``: an int, or "paper" for the batch size the papers train each model with
+    (:func:`paper_batch_size`; a model without one is skipped). Returns one dict per model:
+    model, batch_size, device, threads, load_avg (1-minute load average before its steps) and
+    ``methods``: {method: {"samples_per_s", "step_ms", "peak_mb"}}, or {method: {"error"}}
+    for a method that refuses the model (e.g. opacus' ghost clipping and a recurrent layer).
     """
-    batch_size = validate.integer("batch_size", batch_size, minimum=1)
     steps = validate.integer("steps", steps, minimum=1)
+    dplis_k = validate.integer("dplis_k", dplis_k, minimum=1)
+    if batch_size != "paper":
+        batch_size = validate.integer("batch_size", batch_size, minimum=1)
+    methods = list(methods)
+    for m in methods:
+        validate.choice("methods", m, METHODS)
     model_names = list(model_names)
     for name in model_names:
         validate.choice("model", name, models.names())
-    config = TrainConfig(batch_size=batch_size, lr=0.05, clip=1.0, noise_multiplier=1.0,
-                         accountants=(), device=device)
-    dev = config.torch_device()
+    dev = _config(1, device, "func", False).torch_device()
+    sizes = {name: paper_batch_size(name) if batch_size == "paper" else batch_size for name in model_names}
+    sizes = {name: b for name, b in sizes.items() if b is not None}
+    measurable = dev.type == "cuda" or _malloc_thresholds(1 << 17)
+    peaks, failed = {}, {}
+    for name, b in sizes.items():
+        x, y = models.example_batch(name, b, torch.Generator().manual_seed(0))
+        for m in methods:
+            try:
+                peaks[name, m] = _peak_mb(_make(name, x, y, m, dev, dplis_k), dev, measurable)
+            except (NotImplementedError, ValueError, RuntimeError) as exc:  # the method refuses the model
+                failed[name, m] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+    if dev.type != "cuda":
+        _malloc_thresholds(32 << 20)
     results = []
-    for name in model_names:
-        x, y = models.example_batch(name, batch_size, torch.Generator().manual_seed(0))
-        methods = {
-            "dp": _engine_step(name, x, y, config, private=True),
-            "nonprivate": _engine_step(name, x, y, TrainConfig.non_private(
-                batch_size=batch_size, lr=0.05, device=device), private=False),
-            "opacus": _opacus_step(name, x, y, config),
-        }
-        times = {k: [] for k in methods}
+    for name, b in sizes.items():
+        x, y = models.example_batch(name, b, torch.Generator().manual_seed(0))
+        row = {"model": name, "batch_size": b, "device": torch.cuda.get_device_name(dev) if dev.type == "cuda"
+               else "cpu", "threads": torch.get_num_threads(), "load_avg": os.getloadavg()[0]}
+        runs = {m: _make(name, x, y, m, dev, dplis_k) for m in methods if (name, m) not in failed}
+        times = {m: [] for m in runs}
         for i in range(WARMUP + steps):
-            for k, step in methods.items():
+            for m, step in runs.items():
                 _sync(dev)
                 start = time.perf_counter()
                 step()
                 _sync(dev)
                 if i >= WARMUP:
-                    times[k].append(time.perf_counter() - start)
-        row = {"model": name, "batch_size": batch_size, "device": str(dev)}
-        for k, t in times.items():
-            row[f"{k}_samples_per_s"] = batch_size / statistics.median(t)
+                    times[m].append(time.perf_counter() - start)
+        row["methods"] = {m: {"samples_per_s": b / statistics.median(t), "step_ms": 1e3 * statistics.median(t),
+                              "peak_mb": peaks[name, m]} for m, t in times.items()}
+        row["methods"].update({m: {"error": failed[name, m]} for m in methods if (name, m) in failed})
         results.append(row)
     return results
 
 
 def format_table(results: list[dict]) -> str:
-    """A plain-text table, with the DP/non-private step-time ratio and DP/opacus speed-up."""
-    head = (f"{'model':<20} {'batch':>5} {'device':<6} {'dp/s':>9} {'nonpriv/s':>10} "
-            f"{'opacus/s':>9} {'dp time / nonpriv':>18} {'dp vs opacus':>13}")
-    lines = [head, "-" * len(head)]
+    """A plain-text table: samples/s and peak MiB per method, the best DP method of ours
+    (ghost or func) against the non-private step and the better opacus method."""
+    lines = []
     for r in results:
-        dp, npv, op = r["dp_samples_per_s"], r["nonprivate_samples_per_s"], r["opacus_samples_per_s"]
-        lines.append(f"{r['model']:<20} {r['batch_size']:>5} {r['device']:<6} {dp:>9.0f} {npv:>10.0f} "
-                     f"{op:>9.0f} {npv / dp:>17.2f}x {dp / op:>12.2f}x")
+        ms = {m: v for m, v in r["methods"].items() if "error" not in v}
+        lines.append(f"{r['model']}  batch {r['batch_size']}  {r['device']}  {r['threads']} thread(s)  "
+                     f"load {r['load_avg']:.2f}")
+        for m, v in r["methods"].items():
+            if "error" in v:
+                lines.append(f"  {m:<14} fails: {v['error'][:90]}")
+                continue
+            peak = "-" if v["peak_mb"] is None else f"{v['peak_mb']:.1f} MiB"
+            lines.append(f"  {m:<14} {v['samples_per_s']:>10.0f} samples/s {v['step_ms']:>10.1f} ms/step  peak {peak}")
+        for m in ("dplis-ghost", "dplis-func"):
+            if m in ms and "nonprivate" in ms:
+                lines.append(f"  {m} step / non-private step: {ms[m]['step_ms'] / ms['nonprivate']['step_ms']:.2f}x")
+        ours = [m for m in ("ghost", "func") if m in ms]
+        theirs = [m for m in ("opacus", "opacus-ghost") if m in ms]
+        if ours:
+            best = max(ours, key=lambda m: ms[m]["samples_per_s"])
+            if "nonprivate" in ms:
+                lines.append(f"  {best} step / non-private step: "
+                             f"{ms[best]['step_ms'] / ms['nonprivate']['step_ms']:.2f}x")
+            if theirs:
+                top = max(theirs, key=lambda m: ms[m]["samples_per_s"])
+                lines.append(f"  {best} vs {top}: {ms[best]['samples_per_s'] / ms[top]['samples_per_s']:.2f}x "
+                             "the throughput")
     return "\n".join(lines)

@@ -1,40 +1,77 @@
 """dpnotes.bench and the ``dpnotes bench`` command."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 
-from dpnotes.bench import bench, format_table
+from dpnotes import bench as bench_module
+from dpnotes.bench import METHODS, bench, format_table, paper_batch_size
+from dpnotes.cli import bench as cli_bench
 from dpnotes.cli import main
 
-KEYS = {"model", "batch_size", "device", "dp_samples_per_s", "nonprivate_samples_per_s",
-        "opacus_samples_per_s"}
+ROW = {"model", "batch_size", "device", "threads", "load_avg", "methods"}
+MEASURES = {"samples_per_s", "step_ms", "peak_mb"}
 
 
-def test_bench_reports_positive_throughputs():
-    rows = bench(["dplis-mlp-mnist"], batch_size=8, steps=2)
-    assert len(rows) == 1 and set(rows[0]) == KEYS
+def test_bench_reports_every_method():
+    rows = bench(["dplis-mlp-mnist"], batch_size=8, steps=2, methods=METHODS, dplis_k=2)
+    assert len(rows) == 1 and set(rows[0]) == ROW
     r = rows[0]
     assert r["model"] == "dplis-mlp-mnist" and r["batch_size"] == 8 and r["device"] == "cpu"
-    assert all(r[k] > 0 for k in KEYS if k.endswith("_per_s"))
+    assert list(r["methods"]) == list(METHODS)
+    for m, v in r["methods"].items():
+        assert set(v) == MEASURES and v["samples_per_s"] > 0 and v["step_ms"] > 0, m
+        assert v["peak_mb"] is None or v["peak_mb"] >= 0
     table = format_table(rows)
-    assert "dplis-mlp-mnist" in table and "dp vs opacus" in table
+    assert "dplis-mlp-mnist" in table and "non-private step" in table and "opacus" in table
+
+
+def test_peak_memory_sees_a_large_temporary():
+    """In a fresh process (a warm heap may serve a temporary without growing the resident set)."""
+    code = ("import torch; from dpnotes import bench as b\n"
+            "ok = b._malloc_thresholds(1 << 17)\n"
+            "print(b._peak_mb(lambda: torch.ones(8 * 2 ** 20).sum(), torch.device('cpu')) if ok else 'skip')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()[-1]
+    if out in ("skip", "None"):
+        pytest.skip("no glibc mallopt or /proc/self/clear_refs here")
+    assert 28 < float(out) < 64  # 32 MiB of float32 ones
+
+
+def test_paper_batch_sizes_come_from_the_claims():
+    from dpnotes import claims
+
+    assert paper_batch_size("dplis-mlp-mnist") == int(claims.setting("dplis.table1.mnist.batch_size"))
+    assert paper_batch_size("sadpsgd-cifar-cnn") == int(claims.setting("sadpsgd.table2.cifar10.batch_size"))
+    assert paper_batch_size("neumf") is None
+    assert bench(["neumf"], batch_size="paper", steps=1) == []  # no printed batch size: skipped
+
+
+def test_cli_lists_match_the_module():
+    assert cli_bench.METHODS == METHODS
+    assert cli_bench.DEFAULT_METHODS == bench_module.DEFAULT_METHODS
 
 
 def test_bench_cli_json(capsys):
     assert main(["bench", "--json", "--models", "gdp-adult", "--batch-size", "4", "--steps", "1",
-                 "--threads", "1"]) == 0
+                 "--threads", "1", "--methods", "ghost", "nonprivate"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert [r["model"] for r in out["results"]] == ["gdp-adult"]
-    assert set(out["results"][0]) == KEYS
+    assert set(out["results"][0]) == ROW and list(out["results"][0]["methods"]) == ["ghost", "nonprivate"]
+    assert out["results"][0]["threads"] == 1
 
 
 @pytest.mark.parametrize("argv, match", [
     (["--models", "no-such-model"], "model"),
     (["--steps", "0"], "steps"),
     (["--batch-size", "0"], "batch_size"),
+    (["--batch-size", "big"], "batch_size"),
     (["--threads", "0"], "threads"),
     (["--device", "tpu"], "device"),
+    (["--methods", "jax"], "methods"),
+    (["--dplis-k", "0"], "dplis_k"),
+    (["--paper", "--models", "gdp-adult"], "--paper"),
 ])
 def test_bench_cli_invalid(argv, match, capsys):
     assert main(["bench", *argv]) == 2

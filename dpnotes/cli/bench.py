@@ -1,4 +1,5 @@
-"""``dpnotes bench``: samples/s of a DP-SGD step (ours, opacus) and of a non-private step."""
+"""``dpnotes bench``: samples/s and peak memory of a DP-SGD step (ours, opacus) and of a
+non-private step."""
 
 from __future__ import annotations
 
@@ -7,17 +8,28 @@ import warnings
 
 # The defaults live here, not in dpnotes.bench, so that `dpnotes --help` does not import torch.
 DEFAULT_MODELS = ("tf-mnist-cnn", "dplis-mlp-mnist")
-PAPER_MODELS = ("tf-mnist-cnn", "dplis-mlp-mnist", "sadpsgd-cifar-cnn")
+# The registered models the papers train with DP-SGD (resnet18v2 has BatchNorm and serves
+# LabelDP, which trains without DP-SGD; papernot-cifar-cnn has sadpsgd-cifar-cnn's layers).
+PAPER_MODELS = ("tf-mnist-cnn", "dplis-mlp-mnist", "dplis-cifar-cnn", "dplis-mlp-cifar", "gdp-adult",
+                "gdp-imdb", "neumf", "sadpsgd-cnn", "sadpsgd-cifar-cnn", "scatternet-cnn",
+                "scatternet-cifar-cnn", "dpis-imdb-bilstm")
+METHODS = ("ghost", "func", "opacus-grads", "dplis-ghost", "dplis-func", "nonprivate", "opacus", "opacus-ghost")
+DEFAULT_METHODS = ("ghost", "func", "nonprivate", "opacus", "opacus-ghost")
 
 
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "bench", help="throughput of a DP-SGD step: ours vs non-private vs opacus",
-        description=f"Times one training step per method on a fixed synthetic batch. Default "
-                    f"models: {', '.join(DEFAULT_MODELS)} (under a minute on 2 CPU cores); "
-                    f"the paper CNNs: {', '.join(PAPER_MODELS)}.")
-    p.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS), metavar="NAME")
-    p.add_argument("--batch-size", type=int, default=256)
+        description=f"Times one training step per method on a fixed synthetic batch (median of "
+                    f"--steps) and measures its peak memory. Default models: "
+                    f"{', '.join(DEFAULT_MODELS)}; --paper: {', '.join(PAPER_MODELS)}.")
+    p.add_argument("--models", nargs="+", default=None, metavar="NAME")
+    p.add_argument("--paper", action="store_true", help="every model the papers train with DP-SGD")
+    p.add_argument("--batch-size", default="256",
+                   help="an integer, or 'paper': each model's batch size in its paper (models without one skipped)")
+    p.add_argument("--methods", nargs="+", default=list(DEFAULT_METHODS), metavar="METHOD",
+                   help=f"of {', '.join(METHODS)} (default: {' '.join(DEFAULT_METHODS)})")
+    p.add_argument("--dplis-k", type=int, default=10, help="K of the dplis-* methods (smoothing draws)")
     p.add_argument("--steps", type=int, default=10, help="timed steps per method (after 2 warm-up)")
     p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:<i> | auto")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
@@ -36,6 +48,18 @@ def run(args) -> int:
         if args.threads < 1:
             raise ValueError(f"--threads must be >= 1, got {args.threads}")
         torch.set_num_threads(args.threads)
-    results = bench(args.models, batch_size=args.batch_size, steps=args.steps, device=args.device)
+    if args.models is not None and args.paper:
+        raise ValueError("give --models or --paper, not both")
+    names = PAPER_MODELS if args.paper else args.models or DEFAULT_MODELS
+    batch = args.batch_size if args.batch_size == "paper" else _integer("--batch-size", args.batch_size)
+    results = bench(names, batch_size=batch, steps=args.steps, device=args.device, methods=args.methods,
+                    dplis_k=args.dplis_k)
     print(json.dumps({"results": results}, indent=2) if args.json else format_table(results))
     return 0
+
+
+def _integer(flag: str, text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{flag} (batch_size) must be an integer or 'paper', got {text!r}") from None

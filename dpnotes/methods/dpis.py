@@ -61,7 +61,7 @@ from dpnotes.accounting.dpis import DPISAccountant, clamp_norm_sum
 from dpnotes.accounting.rdp import rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
 from dpnotes.ledger import DpisIterationDpEvent, GaussianDpEvent, PoissonSampledDpEvent
 from dpnotes.train import Plugin
-from dpnotes.train.grads import grad_norms
+from dpnotes.train.grads import grad_norms, scale_examples
 
 VERSION = 1
 ON_CAPPED = ("refuse", "dpsgd")
@@ -210,7 +210,7 @@ class DPIS(Plugin):
         norms = grad_norms(grads)
         scale = torch.where(norms > 0, (s.k_tilde / s.n_tilde) / norms.clamp(min=torch.finfo(norms.dtype).tiny),
                             torch.zeros_like(norms))
-        return {k: g * scale.view(-1, *([1] * (g.dim() - 1))).to(g) for k, g in grads.items()}, losses, outputs
+        return scale_examples(grads, scale), losses, outputs
 
     def step_event(self, ctx, noise_multiplier: float):
         s = self.epoch_state

@@ -38,6 +38,7 @@ import torch
 from dpnotes import validate
 from dpnotes.methods._rng import method_generator
 from dpnotes.train import Plugin, TrainConfig
+from dpnotes.train.grads import add_examples, scale_examples
 
 VERSION = 1
 COMBINES = ("mean", "sum")
@@ -105,21 +106,17 @@ class DPlis(Plugin):
         K = self.config.K
         if self.std == 0:  # R = 0 (or no noise): K equal gradients, the DP-SGD step exactly
             grads, losses, outputs = grad_fn(params, inputs, targets)
-            return ({k: g * K for k, g in grads.items()} if self.config.combine == "sum" else grads,
-                    losses, outputs)
+            return (scale_examples(grads, K) if self.config.combine == "sum" else grads, losses, outputs)
         total = None
         for _ in range(K):  # one draw of all parameters per j, shared by the batch
             shifted = {k: v + self.std * torch.randn(v.shape, generator=self.generator,
                                                      dtype=v.dtype).to(v.device)
                        for k, v in params.items()}
             grads, losses, outputs = grad_fn(shifted, inputs, targets)
-            if total is None:
-                total = {k: g.clone() for k, g in grads.items()}
-            else:
-                for k in total:
-                    total[k] += grads[k]
-        if self.config.combine == "mean":
-            total = {k: g / K for k, g in total.items()}
+            total = grads if total is None else add_examples(total, grads)
+        if self.config.combine == "mean":  # dense: divided, as before (bit-identical runs)
+            total = {k: g / K for k, g in total.items()} if isinstance(total, dict) \
+                else scale_examples(total, 1.0 / K)
         return total, losses, outputs
 
     def state_dict(self) -> dict:

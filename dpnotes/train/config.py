@@ -20,7 +20,7 @@ LR_SCHEDULES = ("constant", "cosine", "step", "warmup_linear")
 CLIP_MODES = ("flat", "per_layer")
 SAMPLINGS = ("poisson", "shuffle")
 NORMALIZATIONS = ("expected", "none")
-GRAD_BACKENDS = ("func", "opacus")
+GRAD_BACKENDS = ("func", "opacus", "ghost")
 STEPS_RULES = ("floor", "round")
 DEFAULT_ACCOUNTANTS = ("rdp", "rdp-classic", "clt")
 LATER_FIELDS = {"lr_warmup": 0.15}  # field -> default (see TrainConfig.to_dict)
@@ -48,7 +48,9 @@ class TrainConfig:
                            permutation (warned: the Poisson epsilon does not describe it).
     normalize              "expected": gradient = noisy sum / (q N); "none": the noisy sum
                            itself (DPlis).
-    grad_backend           "func" (torch.func vmap) | "opacus" (GradSampleModule; cross-check).
+    grad_backend           "func" (torch.func vmap) | "opacus" (GradSampleModule; cross-check) |
+                           "ghost" (norms and clipped sums from layer factors, no per-example
+                           gradients: dpnotes.train.ghost; Linear, Conv, Embedding, norm layers).
     steps_per_epoch        "floor": N // B (DPlis); "round": round(N / B) = round(1 / q); or an int.
     delta, accountants     the ledger priced each epoch by these accountants (the slow ones
                            at the end only; names of dpnotes.accounting.registry).

@@ -7,6 +7,10 @@ every trainable parameter, stacked along a leading batch axis:
   ``functional_call``), which also evaluates the gradient at parameters other than the
   model's own (DPlis' perturbed parameters) without touching the model;
 * :class:`OpacusGrads` with opacus' ``GradSampleModule`` hooks, kept as an independent check.
+
+A third, :class:`dpnotes.train.ghost.GhostGrads`, returns them factored (never materialised,
+:class:`~dpnotes.train.ghost.FactoredGrads`); :func:`grad_norms`, :func:`add_examples` and
+:func:`scale_examples` take either form, so methods need not know which backend runs.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from torch import nn
 from torch.func import functional_call, grad_and_value, vmap
 
 from dpnotes import validate
+from dpnotes.train.ghost import FactoredGrads, GhostGrads
 
 LossFn = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 Params = dict[str, torch.Tensor]
@@ -123,13 +128,38 @@ class OpacusGrads:
         self.gsm._close()
 
 
+BACKENDS = {"func": FuncGrads, "opacus": OpacusGrads, "ghost": GhostGrads}
+
+
 def make_backend(name: str, model: nn.Module, loss_fn: LossFn):
-    """The per-example gradient backend ``name`` ("func" or "opacus") for ``model``."""
-    backends = {"func": FuncGrads, "opacus": OpacusGrads}
-    return backends[validate.choice("grad_backend", name, tuple(backends))](model, loss_fn)
+    """The per-example gradient backend ``name`` ("func", "opacus" or "ghost") for ``model``."""
+    return BACKENDS[validate.choice("grad_backend", name, tuple(BACKENDS))](model, loss_fn)
 
 
-def grad_norms(grads: Params) -> torch.Tensor:
+def grad_norms(grads: Params | FactoredGrads) -> torch.Tensor:
     """Per-example L2 norm of the whole gradient (all parameters together), shape [B]."""
+    if isinstance(grads, FactoredGrads):
+        return grads.norms()
     norms = [torch.linalg.vector_norm(g.reshape(len(g), -1), dim=1) for g in grads.values()]
     return torch.linalg.vector_norm(torch.stack(norms), dim=0)
+
+
+def param_norms(grads: Params | FactoredGrads) -> dict[str, torch.Tensor]:
+    """Per-example L2 norm [B] of each parameter's gradient."""
+    if isinstance(grads, FactoredGrads):
+        return {k: v.sqrt() for k, v in grads.sq_norms().items()}
+    return {k: grad_norms({k: g}) for k, g in grads.items()}
+
+
+def add_examples(a: Params | FactoredGrads, b: Params | FactoredGrads) -> Params | FactoredGrads:
+    """Per-example gradients ``a + b`` (the same examples; e.g. at two parameter draws)."""
+    return a + b if isinstance(a, FactoredGrads) else {k: a[k] + b[k] for k in a}
+
+
+def scale_examples(grads: Params | FactoredGrads, s: torch.Tensor | float) -> Params | FactoredGrads:
+    """Example i's gradient times ``s[i]`` (a [B] tensor) or times the number ``s``."""
+    if isinstance(grads, FactoredGrads):
+        return grads.scaled(s)
+    if not torch.is_tensor(s):
+        return {k: g * s for k, g in grads.items()}
+    return {k: g * s.view(-1, *([1] * (g.dim() - 1))).to(g) for k, g in grads.items()}

@@ -1,7 +1,8 @@
 """The one training loop: DP-SGD (Abadi et al. 2016, Alg. 1) and its non-private twin.
 
 Per step of the private path: draw a Poisson batch (each example with probability q),
-compute per-example gradients (torch.func or opacus), clip each to L2 norm C, sum, add
+compute per-example gradients (torch.func or opacus; or, with ``grad_backend="ghost"``, only
+their norms and the clipped sum, :mod:`dpnotes.train.ghost`), clip each to L2 norm C, sum, add
 N(0, (sigma C)^2) to the sum, normalize (by q N, or not at all as in DPlis), and hand the
 result to SGD / momentum / Adam. Every step appends what it released to the run's privacy
 ledger (:mod:`dpnotes.ledger`); the accountants of the config price that ledger after every

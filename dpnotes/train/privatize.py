@@ -5,7 +5,8 @@
 
 Clipping is fused with the sum: the per-example scale factors are computed from the norms
 and the clipped sum is one matrix-vector product per parameter, so clipped per-example
-gradients are never materialized.
+gradients are never materialized. Factored per-example gradients (``grad_backend="ghost"``,
+:mod:`dpnotes.train.ghost`) form the same weighted sum from their layer factors.
 """
 
 from __future__ import annotations
@@ -15,12 +16,13 @@ import math
 import torch
 
 from dpnotes import validate
-from dpnotes.train.grads import Params, grad_norms
+from dpnotes.train.ghost import FactoredGrads
+from dpnotes.train.grads import Params, grad_norms, param_norms
 
 _TINY = 1e-6  # keeps ||g_i|| * factor <= C when ||g_i|| is 0 or at the float limit
 
 
-def clip_factors(grads: Params, clip: float | None, mode: str = "flat",
+def clip_factors(grads: Params | FactoredGrads, clip: float | None, mode: str = "flat",
                  weights: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
     """Per-example scale factor (shape [B]) for each parameter, so that the scaled gradient
     ``factor * g_i`` has norm <= C.
@@ -34,23 +36,26 @@ def clip_factors(grads: Params, clip: float | None, mode: str = "flat",
     validate.choice("mode", mode, ("flat", "per_layer"))
     if clip is not None:
         validate.positive("clip", clip)
-    some = next(iter(grads.values()))
-    b = len(some)
+    names = list(grads.like if isinstance(grads, FactoredGrads) else grads)
+    some = next(iter(grads.like.values() if isinstance(grads, FactoredGrads) else grads.values()))
+    b = len(grads) if isinstance(grads, FactoredGrads) else len(some)
     w = torch.ones(b, dtype=some.dtype, device=some.device) if weights is None else weights.to(some)
     if w.shape != (b,):
         raise ValueError(f"weights must have shape ({b},), got {tuple(w.shape)}")
     if clip is None:
-        return {k: w for k in grads}
+        return {k: w for k in names}
     if mode == "flat":
         f = w * (clip / (w.abs() * grad_norms(grads) + _TINY)).clamp(max=1.0)
-        return {k: f for k in grads}
-    c = clip / math.sqrt(len(grads))
-    return {k: w * (c / (w.abs() * grad_norms({k: g}) + _TINY)).clamp(max=1.0)
-            for k, g in grads.items()}
+        return {k: f for k in names}
+    c = clip / math.sqrt(len(names))
+    return {k: w * (c / (w.abs() * n + _TINY)).clamp(max=1.0) for k, n in param_norms(grads).items()}
 
 
-def clipped_sum(grads: Params, factors: dict[str, torch.Tensor]) -> Params:
-    """sum_i factor_i * g_i for each parameter (a [B] x [B, P] product, no [B, P] temporary)."""
+def clipped_sum(grads: Params | FactoredGrads, factors: dict[str, torch.Tensor]) -> Params:
+    """sum_i factor_i * g_i for each parameter (a [B] x [B, P] product, no [B, P] temporary;
+    factored gradients form it from their layer factors)."""
+    if isinstance(grads, FactoredGrads):
+        return grads.weighted_sum(factors)
     return {k: (factors[k] @ g.reshape(len(g), -1)).view(g.shape[1:]) for k, g in grads.items()}
 
 
@@ -59,5 +64,6 @@ def add_noise(total: Params, std: float, generator: torch.Generator) -> Params:
     std = validate.nonnegative("std", std)
     if std == 0:
         return dict(total)
-    return {k: v + std * torch.randn(v.shape, generator=generator, dtype=v.dtype, device=v.device)
+    # in place on the fresh noise: the same numbers as v + std * z, without two temporaries
+    return {k: torch.randn(v.shape, generator=generator, dtype=v.dtype, device=v.device).mul_(std).add_(v)
             for k, v in total.items()}

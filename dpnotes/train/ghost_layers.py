@@ -1,0 +1,307 @@
+"""Layer rules of the ghost-norm backend (:mod:`dpnotes.train.ghost`): one layer's per-example
+gradients, held as the factors autograd already has, and their norms and weighted sums.
+
+A layer computing ``z_t = W a_t (+ b)`` at positions t = 1..T of an example (Linear on
+``[B, ..., p]`` inputs; Conv1d/Conv2d on the unfolded input patches) has the per-example
+weight gradient ``G_i = sum_t g_it a_it^T`` (g = dL_i/dz, the output gradient). Its squared
+norm needs no ``G_i`` (Goodfellow 2015 for T = 1; Li et al. 2022, "ghost clipping", for T > 1):
+
+    ||G_i||_F^2 = ||a_i||^2 ||g_i||^2                     (T = 1)
+    ||G_i||_F^2 = < A_i A_i^T, Gr_i Gr_i^T >_F            (A_i: [T, p], Gr_i: [T, d])
+
+The Gram form costs ``T^2 (p + d)`` per example, materialising ``G_i`` costs ``T p d``: each
+layer takes the cheaper one ("mixed ghost clipping", Bu et al. 2022). The clipped sum
+``sum_i w_i G_i = (w * Gr)^T A`` is then formed from the same factors, without a second
+backward pass ("book-keeping", Bu et al. 2023). Several calls of one layer in a forward pass
+(a recurrent cell), or several parameter draws (DPlis), add their gradients: their factors are
+concatenated along t. Embedding rows are one-hot ``a``; LayerNorm, GroupNorm and BatchNorm (in
+eval mode) affine parameters are small and materialised.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+CHUNK = 2 ** 24  # elements of one temporary (unfolded patches, per-example gradients)
+
+
+def _view(s: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
+    return s.view(-1, *([1] * (like.dim() - 1))).to(like)
+
+
+def _sq(x: torch.Tensor) -> torch.Tensor:
+    """Squared L2 norm of each row of ``x`` [B, ...] (no squared copy of ``x``)."""
+    return torch.linalg.vector_norm(x.flatten(1), dim=1).square()
+
+
+def _cat(parts: list[torch.Tensor], dim: int) -> torch.Tensor:
+    """``torch.cat`` that does not copy a single tensor."""
+    return parts[0] if len(parts) == 1 else torch.cat(parts, dim)
+
+
+def _total(parts):
+    """The sum of the tensors ``parts`` (the first is not copied when it is the only one)."""
+    parts = iter(parts)
+    out = next(parts)
+    for p in parts:
+        out = out + p
+    return out
+
+
+class Record:
+    """Per-example gradients of one module's trainable parameters ``names`` (local name ->
+    full name) over the calls seen; ``calls`` holds each call's ``(input, output_grad)``."""
+
+    def __init__(self, module: nn.Module, names: dict[str, str], calls=()):
+        self.module, self.names, self.calls = module, names, list(calls)
+        self._cache: dict = {}
+
+    def batch(self) -> int:
+        return len(self.calls[0][1])
+
+    def merged(self, other: "Record") -> "Record":
+        return type(self)(self.module, self.names, self.calls + other.calls)
+
+    def scaled(self, s: torch.Tensor) -> "Record":
+        """Example i's gradient times ``s[i]`` (the output gradient scales with it)."""
+        return type(self)(self.module, self.names, [(x, gy * _view(s, gy)) for x, gy in self.calls])
+
+
+class OuterRecord(Record):
+    """Linear, Conv1d, Conv2d: ``G_i = sum_t g_it a_it^T``, ghost or materialised by cost."""
+
+    def _dims(self) -> tuple[int, int, int]:
+        """(p, d, T): inputs and outputs per position, positions over all calls."""
+        if "dims" not in self._cache:
+            m = self.module
+            d = m.out_features if isinstance(m, nn.Linear) else m.out_channels
+            p = m.in_features if isinstance(m, nn.Linear) else m.in_channels * math.prod(m.kernel_size)
+            self._cache["dims"] = p, d, sum(gy[0].numel() // d for _, gy in self.calls)
+        return self._cache["dims"]
+
+    def ghost(self) -> bool:
+        """Gram matrices (cost T^2 (p + d) per example) when cheaper than per-example gradients
+        (T p d). For a convolution, measured on a CPU: its Gram matrices need the input unfolded
+        into patches, a copy of T p numbers costing about 8 T p flops, and its per-example
+        gradients come from the grouped backward kernel at about half the speed per flop of a
+        batched matmul (cost 2 T p d)."""
+        p, d, t = self._dims()
+        if isinstance(self.module, nn.Linear):
+            return t * (p + d) < p * d
+        return t * (p + d) + 8 * p < 2 * p * d
+
+    def _factors(self, sl: slice) -> tuple[torch.Tensor, torch.Tensor]:
+        """``A`` [b, T, p] and ``Gr`` [b, T, d] of examples ``sl``, all calls concatenated."""
+        pairs = [factors(self.module, x[sl], gy[sl]) for x, gy in self.calls]
+        return _cat([a for a, _ in pairs], 1), _cat([g for _, g in pairs], 1)
+
+    def _chunks(self):
+        p, d, t = self._dims()
+        step = max(1, CHUNK // (t * max(p, d)))
+        b = self.batch()
+        return [slice(s, min(s + step, b)) for s in range(0, b, step)]
+
+    def _bias_rows(self) -> torch.Tensor:
+        """Per-example bias gradients [B, d]: the output gradient summed over positions."""
+        if "bias" not in self._cache:
+            linear, d = isinstance(self.module, nn.Linear), self._dims()[1]
+            self._cache["bias"] = _total(gy.reshape(len(gy), -1, d).sum(1) if linear
+                                         else gy.reshape(len(gy), d, -1).sum(2) for _, gy in self.calls)
+        return self._cache["bias"]
+
+    def _per_example_weight(self) -> torch.Tensor:
+        """Materialised per-example weight gradients [B, d, p]."""
+        if isinstance(self.module, nn.Linear):
+            return _cat([torch.bmm(g.transpose(1, 2), a) for a, g in map(self._factors, self._chunks())], 0)
+        b, (p, d, _) = self.batch(), self._dims()
+        return _total(conv_weight_grad(self.module, x, gy, per_example=True) for x, gy in self.calls).view(b, d, p)
+
+    def sq_norms(self) -> dict[str, torch.Tensor]:
+        out = {}
+        if "bias" in self.names:
+            out["bias"] = _sq(self._bias_rows())
+        if "weight" not in self.names:
+            return out
+        if not self.ghost():
+            self._cache["weight"] = w = self._per_example_weight()
+            out["weight"] = _sq(w)
+            return out
+        parts = []
+        for a, g in map(self._factors, self._chunks()):
+            if a.shape[1] == 1:
+                parts.append(_sq(a) * _sq(g))
+            else:
+                parts.append((torch.bmm(a, a.transpose(1, 2)) * torch.bmm(g, g.transpose(1, 2))).sum((1, 2)))
+        out["weight"] = _cat(parts, 0)
+        return out
+
+    def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        out = {}
+        if "weight" in self.names:
+            f, shape = factors["weight"], self.module.weight.shape
+            if "weight" in self._cache:
+                out["weight"] = (f.to(self._cache["weight"]) @ self._cache["weight"].flatten(1)).view(shape)
+            elif isinstance(self.module, nn.Linear):
+                out["weight"] = _total((g * _view(f[sl], g)).flatten(0, 1).T @ a.flatten(0, 1)
+                                       for sl in self._chunks() for a, g in [self._factors(sl)])
+            else:
+                out["weight"] = _total(conv_weight_grad(self.module, x, gy * _view(f, gy), per_example=False)
+                                       for x, gy in self.calls)
+        if "bias" in self.names:
+            rows = self._bias_rows()
+            out["bias"] = factors["bias"].to(rows) @ rows
+        return out
+
+    def materialize(self) -> dict[str, torch.Tensor]:
+        out = {}
+        if "weight" in self.names:
+            out["weight"] = self._per_example_weight().reshape(self.batch(), *self.module.weight.shape)
+        if "bias" in self.names:
+            out["bias"] = self._bias_rows()
+        return out
+
+
+class EmbeddingRecord(Record):
+    """Embedding: ``G_i`` adds the output gradient of each position to its token's row, so it
+    is the per-(example, token) sums of output gradients (formed by one sort, without the
+    [B, V, d] tensor): ``||G_i||^2`` is their squared norm summed over example i's tokens, and
+    the weighted sum adds each sum, times its example's weight, to its token's row."""
+
+    def _sums(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(example, token, summed output gradient) of each distinct (example, token) pair."""
+        if "sums" not in self._cache:
+            m = self.module
+            idx = _cat([x.reshape(len(x), -1) for x, _ in self.calls], 1)
+            g = _cat([gy.reshape(len(gy), -1, m.embedding_dim) for _, gy in self.calls], 1)
+            if m.padding_idx is not None:  # the padding row gets no gradient
+                g = g * (idx != m.padding_idx).unsqueeze(-1).to(g)
+            b, v = len(idx), m.num_embeddings
+            example = torch.arange(b, device=idx.device)
+            if idx.shape[1] == 1:  # one token per example: its pair is already distinct
+                self._cache["sums"] = (example, idx[:, 0], g[:, 0])
+                return self._cache["sums"]
+            keys = (example.unsqueeze(1) * v + idx).flatten()
+            uniq, inv = torch.unique(keys, return_inverse=True)
+            rows = g.new_zeros(len(uniq), g.shape[-1]).index_add_(0, inv, g.flatten(0, 1))
+            self._cache["sums"] = (uniq // v, uniq % v, rows)
+        return self._cache["sums"]
+
+    def sq_norms(self) -> dict[str, torch.Tensor]:
+        example, _, rows = self._sums()
+        return {"weight": rows.new_zeros(self.batch()).index_add_(0, example, _sq(rows))}
+
+    def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        example, token, rows = self._sums()
+        w = self.module.weight
+        scaled = rows * factors["weight"].to(rows)[example].unsqueeze(1)
+        return {"weight": w.new_zeros(w.shape).index_add_(0, token, scaled.to(w))}
+
+    def materialize(self) -> dict[str, torch.Tensor]:
+        example, token, rows = self._sums()
+        b, (v, d) = self.batch(), self.module.weight.shape
+        return {"weight": rows.new_zeros(b * v, d).index_add_(0, example * v + token, rows).view(b, v, d)}
+
+
+class DenseRecord(Record):
+    """Normalisation layers' affine parameters: per-example gradients materialised (C values)."""
+
+    def materialize(self) -> dict[str, torch.Tensor]:
+        if "rows" not in self._cache:
+            rows: dict[str, torch.Tensor] = {}
+            for x, gy in self.calls:
+                for k, r in norm_affine_grads(self.module, x, gy).items():
+                    if k in self.names:
+                        rows[k] = rows[k] + r if k in rows else r
+            self._cache["rows"] = rows
+        return self._cache["rows"]
+
+    def sq_norms(self) -> dict[str, torch.Tensor]:
+        return {k: _sq(r) for k, r in self.materialize().items()}
+
+    def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        return {k: (factors[k].to(r) @ r.flatten(1)).view(r.shape[1:]) for k, r in self.materialize().items()}
+
+
+RECORDS = {nn.Linear: OuterRecord, nn.Conv1d: OuterRecord, nn.Conv2d: OuterRecord,
+           nn.Embedding: EmbeddingRecord, nn.LayerNorm: DenseRecord, nn.GroupNorm: DenseRecord,
+           nn.BatchNorm1d: DenseRecord, nn.BatchNorm2d: DenseRecord}
+
+
+def check_supported(name: str, module: nn.Module) -> None:
+    """``ValueError`` naming the module when the ghost backend cannot handle it."""
+    why = None
+    if type(module) not in RECORDS:
+        why = f"type {type(module).__name__} has no ghost rule (supported: {sorted(t.__name__ for t in RECORDS)})"
+    elif isinstance(module, (nn.Conv1d, nn.Conv2d)) and (module.groups != 1 or module.padding_mode != "zeros"):
+        why = "only groups=1 and padding_mode='zeros' convolutions are supported"
+    elif isinstance(module, nn.Embedding) and (module.max_norm is not None or module.scale_grad_by_freq
+                                                 or module.sparse):
+        why = "Embedding with max_norm, scale_grad_by_freq or sparse is not supported"
+    elif isinstance(module, nn.modules.batchnorm._BatchNorm) and module.training:
+        why = "BatchNorm in training mode mixes the examples of a batch"
+    if why:
+        raise ValueError(f"grad_backend='ghost': module {name!r}: {why}; use grad_backend='func'")
+
+
+def factors(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``A`` [b, T, p] (inputs, or unfolded patches) and ``Gr`` [b, T, d] of one call."""
+    b = len(x)
+    if isinstance(m, nn.Linear):
+        return x.reshape(b, -1, m.in_features), gy.reshape(b, -1, m.out_features)
+    x, pad = _padded(m, x)
+    if isinstance(m, nn.Conv1d):  # as a 1 x L image
+        x, k, s, dil, pad = x.unsqueeze(-2), (1, *m.kernel_size), (1, *m.stride), (1, *m.dilation), (0, *pad)
+    else:
+        k, s, dil = m.kernel_size, m.stride, m.dilation
+    a = F.unfold(x, k, dilation=dil, padding=pad, stride=s).transpose(1, 2)
+    g = gy.reshape(b, m.out_channels, -1).transpose(1, 2)
+    if a.shape[1] != g.shape[1]:
+        raise RuntimeError(f"ghost conv rule: {a.shape[1]} patches for {g.shape[1]} outputs")
+    return a, g
+
+
+def conv_weight_grad(m: nn.Module, x: torch.Tensor, gy: torch.Tensor, per_example: bool) -> torch.Tensor:
+    """The weight gradient of a convolution call by the convolution's own backward kernel:
+    summed over the batch, or per example ([B * d, C, *k]: the batch as B groups of one)."""
+    x, pad = _padded(m, x)
+    b, shape = len(x), m.weight.shape
+    if per_example:
+        x, gy, shape = x.reshape(1, -1, *x.shape[2:]), gy.reshape(1, -1, *gy.shape[2:]), (b * shape[0], *shape[1:])
+    nd = len(m.kernel_size)
+    return torch.ops.aten.convolution_backward(
+        gy, x, x.new_empty(shape), None, list(m.stride), list(pad), list(m.dilation), False, [0] * nd,
+        b if per_example else 1, [False, True, False])[1]
+
+
+def _padded(m: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """The input and the symmetric padding per spatial axis that reproduce the convolution's;
+    ``padding="same"`` pads explicitly (its odd remainder goes to the right, as torch does)."""
+    nd = len(m.kernel_size)
+    if not isinstance(m.padding, str):
+        return x, tuple(m.padding)
+    if m.padding == "valid":
+        return x, (0,) * nd
+    pads = []
+    for d, k in reversed(list(zip(m.dilation, m.kernel_size))):
+        total = d * (k - 1)
+        pads += [total // 2, total - total // 2]
+    return F.pad(x, pads), (0,) * nd
+
+
+def norm_affine_grads(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> dict[str, torch.Tensor]:
+    """Per-example gradients of a LayerNorm / GroupNorm / eval-mode BatchNorm's weight and bias."""
+    if isinstance(m, nn.LayerNorm):
+        xhat = F.layer_norm(x, m.normalized_shape, eps=m.eps)
+        dims = tuple(range(1, x.dim() - len(m.normalized_shape)))
+    else:
+        if isinstance(m, nn.GroupNorm):
+            xhat = F.group_norm(x, m.num_groups, eps=m.eps)
+        else:
+            xhat = F.batch_norm(x, m.running_mean, m.running_var, training=False, eps=m.eps)
+        dims = tuple(range(2, x.dim()))
+    grads = {"weight": (gy * xhat).sum(dims) if dims else gy * xhat, "bias": gy.sum(dims) if dims else gy}
+    return {k: v for k, v in grads.items() if getattr(m, k, None) is not None}

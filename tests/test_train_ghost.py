@@ -1,0 +1,258 @@
+"""grad_backend="ghost": per-example norms and clipped sums from layer factors equal torch.func's
+(every registered model, DPlis' K-draw sums, DPIS' rescaled gradients, random layer shapes)."""
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from dpnotes import models
+from dpnotes.methods import dplis
+from dpnotes.train import TrainConfig, build_context, private_step
+from dpnotes.train.ghost import FactoredGrads, GhostGrads
+from dpnotes.train.ghost_layers import OuterRecord
+from dpnotes.train.grads import (FuncGrads, add_examples, grad_norms, param_norms, per_example_loss,
+                                 scale_examples, trainable)
+from dpnotes.train.privatize import clip_factors, clipped_sum
+
+RTOL = 1e-5
+CE = per_example_loss("cross_entropy")
+
+
+def _close(a, b, what, floor=0.0):
+    """Equal to RTOL relative to the largest entry of ``b`` (or to ``floor``: a parameter whose
+    gradient is 0 up to rounding is compared at the scale of the whole gradient)."""
+    scale = b.abs().max().clamp(min=max(floor, 1e-30))
+    assert torch.allclose(a, b, rtol=RTOL, atol=RTOL * scale), what
+
+
+def _compare(model, inputs, targets, loss_fn=CE, params=None):
+    """Ghost against torch.func: norms (whole and per parameter), materialised gradients, and
+    clipped sums (flat and per-layer clipping, with and without per-example weights)."""
+    params = trainable(model) if params is None else params
+    dense, losses, outputs = FuncGrads(model, loss_fn)(params, inputs, targets)
+    ghost = GhostGrads(model, loss_fn)
+    try:
+        factored, g_losses, g_outputs = ghost(params, inputs, targets)
+    finally:
+        ghost.close()
+    assert isinstance(factored, FactoredGrads) and list(factored.like) == list(dense)
+    _close(g_losses, losses, "losses")
+    _close(g_outputs, outputs, "outputs")
+    _close(grad_norms(factored), grad_norms(dense), "norms")
+    floor = float(grad_norms(dense).max())
+    for k, n in param_norms(dense).items():
+        _close(param_norms(factored)[k], n, f"norm of {k}", floor)
+    for k, g in factored.materialize().items():
+        _close(g, dense[k], f"gradient of {k}", floor)
+    b = len(targets)
+    weights = torch.linspace(0.2, 3.0, b, dtype=torch.float64)
+    clip = 0.5 * float(grad_norms(dense).median())
+    for mode in ("flat", "per_layer"):
+        for w in (None, weights):
+            want = clipped_sum(dense, clip_factors(dense, clip, mode, w))
+            got = clipped_sum(factored, clip_factors(factored, clip, mode, w))
+            assert list(got) == list(want)
+            for k in want:
+                _close(got[k], want[k], f"clipped sum of {k} ({mode}, weights={w is not None})", clip)
+    return dense, factored
+
+
+def _double(model, x):
+    model = model.double()
+    return model, x.double() if x.is_floating_point() else x
+
+
+CASES = [pytest.param(n, marks=[pytest.mark.slow] if n == "resnet18v2" else []) for n in models.names()]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_registered_models_match_func(name):
+    torch.manual_seed(2)
+    x, y = models.example_batch(name, 4, generator=torch.Generator().manual_seed(2))
+    model, x = _double(models.create(name), x)
+    if any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()):
+        model.eval()  # eval-mode BatchNorm is an affine map per channel
+    _compare(model, (x,), y)
+
+
+def test_k_draw_sums_and_dpis_rescaling_match_func():
+    """DPlis: the per-example gradient summed over K parameter draws (clipped after the sum);
+    DPIS: each example's gradient rescaled by its own factor before clipping."""
+    torch.manual_seed(3)
+    x, y = models.example_batch("tf-mnist-cnn", 5, generator=torch.Generator().manual_seed(3))
+    model, x = _double(models.create("tf-mnist-cnn"), x)
+    base = trainable(model)
+    draws = [{k: v + 0.05 * torch.randn_like(v) for k, v in base.items()} for _ in range(3)]
+    func, ghost = FuncGrads(model, CE), GhostGrads(model, CE)
+    dense = factored = None
+    for p in draws:
+        d, f = func(p, (x,), y)[0], ghost(p, (x,), y)[0]
+        dense = d if dense is None else add_examples(dense, d)
+        factored = f if factored is None else add_examples(factored, f)
+    scale = torch.linspace(0.5, 2.0, 5, dtype=torch.float64)
+    for d, f in ((dense, factored), (scale_examples(dense, scale), scale_examples(factored, scale)),
+                 (scale_examples(dense, 1 / 3), scale_examples(factored, 1 / 3))):
+        _close(grad_norms(f), grad_norms(d), "norms")
+        want, got = clipped_sum(d, clip_factors(d, 0.3)), clipped_sum(f, clip_factors(f, 0.3))
+        for k in want:
+            _close(got[k], want[k], k)
+    ghost.close()
+
+
+@pytest.mark.parametrize("combine", ["sum", "mean"])
+def test_dplis_step_is_the_same_with_ghost_and_func(combine):
+    x, y = models.example_batch("dplis-mlp-mnist", 16, generator=torch.Generator().manual_seed(4))
+    out = {}
+    for backend in ("func", "ghost"):
+        torch.manual_seed(4)
+        cfg = TrainConfig(batch_size=8, lr=6e-4, normalize="none", accountants=(), grad_backend=backend, seed=1)
+        plugin = dplis.DPlis(dplis.Config(K=3, R=10.0, combine=combine))
+        ctx = build_context(models.create("dplis-mlp-mnist"), (x, y), None, cfg, plugins=(plugin,))
+        plugin.on_train_start(ctx)
+        for _ in range(2):
+            private_step(ctx, torch.arange(16))
+        out[backend] = trainable(ctx.model)
+        ctx.backend.close()
+    for k, v in out["func"].items():
+        assert torch.allclose(out["ghost"][k], v, rtol=1e-4, atol=1e-6), k
+
+
+def test_training_steps_match_func():
+    """Three DP-SGD steps of the engine give the same parameters with either backend."""
+    x, y = models.example_batch("gdp-imdb", 32, generator=torch.Generator().manual_seed(5))
+    out = {}
+    for backend in ("func", "ghost"):
+        torch.manual_seed(5)
+        cfg = TrainConfig(batch_size=8, lr=0.5, accountants=(), grad_backend=backend, clip_mode="per_layer")
+        ctx = build_context(models.create("gdp-imdb"), (x, y), None, cfg)
+        for s in range(3):
+            private_step(ctx, torch.arange(8 * s, 8 * s + 8))
+        out[backend] = trainable(ctx.model)
+    for k, v in out["func"].items():
+        assert torch.allclose(out["ghost"][k], v, rtol=1e-4, atol=1e-6), k
+
+
+class Layers(nn.Module):
+    """One layer of each ghost rule, called as drawn."""
+
+    def __init__(self, kind, cin, cout, k, stride, pad, seq):
+        super().__init__()
+        self.kind = kind
+        if kind == "linear":
+            self.layer, self.norm = nn.Linear(cin, cout), nn.LayerNorm(cout)
+        elif kind == "conv1d":
+            self.layer, self.norm = nn.Conv1d(cin, cout, k, stride=stride, padding=pad), nn.GroupNorm(1, cout)
+        elif kind == "conv2d":
+            self.layer, self.norm = nn.Conv2d(cin, cout, k, stride=stride, padding=pad), nn.GroupNorm(1, cout)
+        else:
+            self.layer, self.norm = nn.Embedding(7, cout, padding_idx=0), nn.LayerNorm(cout)
+        self.head = nn.LazyLinear(3)
+        self.seq = seq
+
+    def forward(self, x):
+        h = torch.tanh(self.norm(self.layer(x)))
+        return self.head(h.flatten(1))
+
+
+def _inputs(kind, b, cin, seq, g):
+    if kind == "linear":
+        return torch.randn(b, *((seq,) if seq else ()), cin, generator=g)
+    if kind == "conv1d":
+        return torch.randn(b, cin, 6, generator=g)
+    if kind == "conv2d":
+        return torch.randn(b, cin, 6, 5, generator=g)
+    return torch.randint(0, 7, (b, seq or 1), generator=g)
+
+
+@settings(max_examples=30, deadline=None)
+@given(kind=st.sampled_from(["linear", "conv1d", "conv2d", "embedding"]), b=st.integers(1, 4),
+       cin=st.integers(1, 5), cout=st.integers(1, 5), k=st.integers(1, 3), stride=st.integers(1, 2),
+       pad=st.sampled_from([0, 1, "same"]), seq=st.integers(0, 4), seed=st.integers(0, 100),
+       force=st.sampled_from([None, True, False]))
+def test_random_layer_shapes_match_func(kind, b, cin, cout, k, stride, pad, seq, seed, force):
+    if pad == "same":
+        stride = 1  # torch refuses padding="same" with stride > 1
+    g = torch.Generator().manual_seed(seed)
+    torch.manual_seed(seed)
+    model = Layers(kind, cin, cout, k, stride, pad, seq)
+    x = _inputs(kind, b, cin, seq, g)
+    model(x)  # materialise the lazy head
+    model, x = _double(model, x)
+    y = torch.randint(0, 3, (b,), generator=g)
+    original = OuterRecord.ghost
+    if force is not None:  # both branches of mixed ghost clipping, whatever the cost says
+        OuterRecord.ghost = lambda self: force
+    try:
+        _compare(model, (x,), y)
+    finally:
+        OuterRecord.ghost = original
+
+
+def test_recurrent_calls_and_unused_layers():
+    """A layer called several times (a recurrent cell) adds its calls; an unused layer gets
+    zero gradients (and so the engine still adds noise to it)."""
+
+    class Recurrent(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.cell, self.unused, self.out = nn.Linear(3, 3), nn.Linear(2, 2), nn.Linear(3, 2)
+
+        def forward(self, x):
+            h = torch.zeros_like(x[:, 0])
+            for t in range(x.shape[1]):
+                h = torch.tanh(self.cell(h) + x[:, t])
+            return self.out(h)
+
+    model = Recurrent().double()
+    x = torch.randn(4, 5, 3, dtype=torch.float64)
+    dense, factored = _compare(model, (x,), torch.tensor([0, 1, 1, 0]))
+    assert torch.equal(factored.materialize()["unused.weight"], torch.zeros(4, 2, 2, dtype=torch.float64))
+
+
+def test_refusals_name_the_problem():
+    with pytest.raises(ValueError, match="'1'.*PReLU.*grad_backend='func'"):
+        GhostGrads(nn.Sequential(nn.Linear(2, 2), nn.PReLU()), CE)
+    with pytest.raises(ValueError, match="groups=1"):
+        GhostGrads(nn.Conv2d(2, 2, 1, groups=2), CE)
+    with pytest.raises(ValueError, match="BatchNorm in training mode"):
+        GhostGrads(nn.BatchNorm1d(2), CE)
+    tied = nn.Sequential(nn.Linear(3, 3), nn.Linear(3, 3))
+    tied[1].weight = tied[0].weight
+    with pytest.raises(ValueError, match="'1' shares a parameter"):
+        GhostGrads(tied, CE)
+
+    class Tied(nn.Module):  # uses a layer's weight outside the layer's own call
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(3, 3)
+
+        def forward(self, x):
+            return self.a(x) @ self.a.weight
+
+    x, y = torch.randn(4, 3), torch.tensor([0, 1, 2, 0])
+    with pytest.raises(ValueError, match="'a.weight' is used outside"):
+        GhostGrads(Tied(), CE)(trainable(Tied()), (x,), y)
+
+    inplace = nn.Sequential(nn.Linear(3, 3), nn.ReLU(inplace=True))
+    with pytest.raises(ValueError, match="in place"):
+        GhostGrads(inplace, CE)(trainable(inplace), (x,), y)
+
+
+def test_ghost_is_a_config_choice():
+    assert TrainConfig(grad_backend="ghost").grad_backend == "ghost"
+    with pytest.raises(ValueError, match="grad_backend"):
+        TrainConfig(grad_backend="ghosts")
+
+
+def test_every_records_norm_matches_func():
+    """DPIS' epoch start: the unclipped norm of every training record, in eval-size chunks."""
+    x, y = models.example_batch("gdp-imdb", 40, generator=torch.Generator().manual_seed(6))
+    norms = {}
+    for backend in ("func", "ghost"):
+        torch.manual_seed(6)
+        cfg = TrainConfig(batch_size=8, accountants=(), grad_backend=backend, eval_batch_size=16)
+        norms[backend] = build_context(models.create("gdp-imdb"), (x, y), None, cfg).per_example_norms()
+    assert norms["ghost"].shape == (40,)
+    assert torch.allclose(norms["ghost"], norms["func"], rtol=1e-4)
