@@ -124,6 +124,9 @@ def resolve(config: Mapping, module) -> RunSpec:
         model_kwargs = models.resolved_kwargs(model, **(config.get("model_kwargs") or {}))
         components[f"model:{model}"] = models.version(model)
         trained = _train(config)
+        if trained["private"] and model is not None and not models.per_example(model):
+            raise ValueError(f"model {model!r} is a non-private baseline (no per-example gradients): "
+                             "its train settings must be non-private")
     if config.get("dataset") is not None:
         components[f"data:{config['dataset']}"] = module.DATA_VERSION
     return RunSpec(paper=config["paper"], profile=config["profile"], experiment=config["experiment"],

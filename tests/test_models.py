@@ -19,10 +19,8 @@ PER_SAMPLE_KWARGS: dict[str, dict] = {
     "resnet18v2": {"norm": "group", "width": 8, "num_groups": 4},
     "dpis-imdb-bilstm": {"seq_len": 10, "vocab_size": 300},
 }
-# Non-private baselines only: packed sequences through nn.LSTM's fused kernel have no per-sample
-# gradients under vmap (GDP Table 3's LSTM-RNN is trained without DP).
-NON_PRIVATE_ONLY = {"tf-text-rnn"}
-PER_SAMPLE_CASES = [(n, PER_SAMPLE_KWARGS.get(n, {})) for n in models.names() if n not in NON_PRIVATE_ONLY] + [
+# Non-private baselines (models.names(per_example=False)) have no per-sample gradients.
+PER_SAMPLE_CASES = [(n, PER_SAMPLE_KWARGS.get(n, {})) for n in models.names(per_example=True)] + [
     ("resnet18v2", {"norm": "batch", "width": 8})]
 
 

@@ -162,12 +162,11 @@ def test_make_book_executes_every_paper_notebook_then_builds_strictly(scratch):
     (scratch / stamp).parent.mkdir(parents=True)
     (scratch / stamp).touch()
     text = "\n".join(make_n(scratch, "book"))
-    loop = re.search(r"for paper in ([\w ]+); do", text)
-    assert loop and tuple(loop.group(1).split()) == PAPERS
-    assert "-p profile quick" in text and "book/executed/$paper.ipynb" in text
-    assert "book/scoreboard.ipynb book/executed/scoreboard.ipynb" in text
+    run = re.search(r"book/execute\.py book/executed ((?:notebooks/\w+\.ipynb )+)\\?\s*book/scoreboard\.ipynb", text)
+    assert run and tuple(p[len("notebooks/"):-len(".ipynb")] for p in run.group(1).split()) == PAPERS
+    assert "-p profile quick" in text
     assert "jupyter-book build . -W --keep-going" in text
-    assert text.index("papermill") < text.index("jupyter-book build")
+    assert text.index("book/execute.py") < text.index("jupyter-book build")
 
 
 def test_gitignore_covers_build_outputs():
@@ -193,11 +192,12 @@ def run_ci(tmp_path, env_extra: dict[str, str]) -> list[str]:
 
 
 def test_ci_run_defaults_mirror_beside_the_repository(tmp_path):
-    assert run_ci(tmp_path, {}) == [str(REPO.parent / "shared" / "data"), "test"]
+    mirror = str(REPO.parent / "shared" / "data")
+    assert run_ci(tmp_path, {}) == [mirror, "book", mirror, "test"]  # the book first: the browser test opens it
 
 
 def test_ci_run_keeps_a_mirror_already_set(tmp_path):
-    assert run_ci(tmp_path, {"DPNOTES_DATA_MIRROR": "/elsewhere"}) == ["/elsewhere", "test"]
+    assert run_ci(tmp_path, {"DPNOTES_DATA_MIRROR": "/elsewhere"}) == ["/elsewhere", "book", "/elsewhere", "test"]
 
 
 def test_ci_run_is_strict_bash():

@@ -64,7 +64,7 @@ def _double(model, x):
     return model, x.double() if x.is_floating_point() else x
 
 
-CASES = [pytest.param(n, marks=[pytest.mark.slow] if n == "resnet18v2" else []) for n in models.names()]
+CASES = [pytest.param(n, marks=[pytest.mark.slow] if n == "resnet18v2" else []) for n in models.names(per_example=True)]
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -70,7 +70,7 @@ def test_tiny_models_match_one_at_a_time(backend):
 HEAVY = {"resnet18v2"}  # seconds per example in float64 on 2 cores
 CASES = [pytest.param(name, backend, marks=[pytest.mark.slow] if name in HEAVY or (
     backend == "opacus" and name != "tf-mnist-cnn") else [])
-    for name in models.names() for backend in ("func", "opacus")]
+    for name in models.names(per_example=True) for backend in ("func", "opacus")]
 
 
 @pytest.mark.parametrize("name, backend", CASES)

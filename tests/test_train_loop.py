@@ -209,7 +209,7 @@ SMOKE_HEAVY = {"resnet18v2", "sadpsgd-cifar-cnn", "papernot-cifar-cnn", "dpis-im
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n in SMOKE_HEAVY else [])
-                                  for n in models.names()])
+                                  for n in models.names(per_example=True)])
 def test_every_registered_model_trains_one_epoch(name):
     g = torch.Generator().manual_seed(0)
     x, y = models.example_batch(name, 16, generator=g)
@@ -220,3 +220,11 @@ def test_every_registered_model_trains_one_epoch(name):
                 progress=False)
     assert rec["final"]["steps"] == 2 and math.isfinite(rec["final"]["test_loss"])
     assert rec["privacy"]["epsilon"]["rdp"]["epsilon"] > 0
+
+
+@pytest.mark.parametrize("name", models.names(per_example=False))
+def test_non_private_baselines_train_one_epoch_without_dp(name):
+    x, y = models.example_batch(name, 16, generator=torch.Generator().manual_seed(0))
+    torch.manual_seed(0)
+    rec = train(models.create(name), (x, y), (x, y), TrainConfig.non_private(epochs=1, batch_size=8), progress=False)
+    assert rec["final"]["steps"] == 2 and math.isfinite(rec["final"]["test_loss"])

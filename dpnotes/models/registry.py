@@ -47,6 +47,7 @@ class _Entry:
     describe: Callable[..., ModelSpec]
     preprocess: Callable[..., nn.Module] | None
     version: int
+    per_example: bool
 
 
 _REGISTRY: dict[str, _Entry] = {}
@@ -60,24 +61,31 @@ def image_spec(name: str, source: str, channels: int, size: int, num_classes: in
 
 
 def register(name: str, describe: Callable[..., ModelSpec],
-             preprocess: Callable[..., nn.Module] | None = None, version: int = 1):
+             preprocess: Callable[..., nn.Module] | None = None, version: int = 1, per_example: bool = True):
     """Decorator: register ``factory`` under ``name`` with its spec ``describe`` and, for models
     that consume fixed features of the raw data, the feature extractor's factory. ``version``
     enters every run spec using the model (:mod:`dpnotes.spec`): bump it whenever the
-    architecture or its initialisation changes."""
+    architecture or its initialisation changes. ``per_example=False``: a non-private baseline
+    whose layers give no per-example gradients (DP-SGD cannot train it)."""
 
     def decorator(factory: Callable[..., nn.Module]) -> Callable[..., nn.Module]:
         if name in _REGISTRY:
             raise ValueError(f"model name {name!r} registered twice")
-        _REGISTRY[name] = _Entry(factory, describe, preprocess, version)
+        _REGISTRY[name] = _Entry(factory, describe, preprocess, version, per_example)
         return factory
 
     return decorator
 
 
-def names() -> list[str]:
-    """The registered model names, sorted."""
-    return sorted(_REGISTRY)
+def names(*, per_example: bool | None = None) -> list[str]:
+    """The registered model names, sorted; ``per_example=True``: only those DP-SGD can train
+    (per-example gradients), False: only the non-private baselines."""
+    return sorted(n for n, e in _REGISTRY.items() if per_example is None or e.per_example == per_example)
+
+
+def per_example(name: str) -> bool:
+    """Whether DP-SGD can train model ``name`` (see :func:`register`)."""
+    return _entry(name).per_example
 
 
 def _entry(name: str) -> _Entry:

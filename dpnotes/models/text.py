@@ -145,8 +145,9 @@ def dpis_imdb_bilstm(vocab_size: int = 20000, seq_len: int = 80, activation: str
     return model
 
 
+# Packed sequences through nn.LSTM's fused kernel: no per-example gradients (trained without DP).
 @register("tf-text-rnn", lambda vocab_size=10000, seq_len=256:
-          _tokens_spec("tf-text-rnn", _TF_RNN, seq_len, vocab_size))
+          _tokens_spec("tf-text-rnn", _TF_RNN, seq_len, vocab_size), per_example=False)
 def tf_text_rnn(vocab_size: int = 10000, seq_len: int = 256) -> nn.Module:
     """``seq_len`` only describes the inputs (the model takes any length; padding is skipped)."""
     validate.integer("seq_len", seq_len, minimum=1)
