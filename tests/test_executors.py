@@ -8,21 +8,12 @@ import subprocess
 import sys
 
 import pytest
-from test_results import FakeExperiments
+from test_results import fake  # noqa: F401  (the fixture: a fake experiments module)
 
-from dpnotes import executors, experiments, provenance, runner
+from dpnotes import executors, provenance, runner
 from dpnotes.cli import main
 from dpnotes.executors import cost
 from dpnotes.results import Store
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    fake = FakeExperiments(die_at=None, calls=[])
-    monkeypatch.setattr(experiments, "module", lambda paper: fake)
-    monkeypatch.setattr(provenance, "source_state", lambda path=None: {
-        "commit": "abc", "dirty": False, "changed": []})
-    return fake
 
 
 def test_one_bar_and_a_line_per_finished_run(tmp_path, fake, capsys):

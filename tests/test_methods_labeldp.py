@@ -269,6 +269,6 @@ def test_mixup_and_augmentation_reach_the_training_batches():
     x, y = _data()[0][:8], _data()[1][:8]
     (mixed,), soft = plugin.transform_batch(Ctx, (x,), y, torch.arange(8))
     assert soft.shape == (8, K) and torch.allclose(soft.sum(1), torch.ones(8))
-    lam = soft[0, y[0]] if y[0] != y[-1] else None
-    if lam is not None:
-        assert torch.allclose(mixed[0], lam * x[0] + (1 - lam) * x[-1], atol=1e-6)
+    assert y[0] != y[-1]  # so that row 0's weight on its own label is lambda
+    lam = soft[0, y[0]]
+    assert torch.allclose(mixed[0], lam * x[0] + (1 - lam) * x[-1], atol=1e-6)
