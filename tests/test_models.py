@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 import torch
 from torch.func import functional_call, grad, vmap
+from torch import nn
 
 from dpnotes import models
 
@@ -304,12 +305,34 @@ def test_tf_text_rnn_skips_padding_and_has_the_tutorials_layers():
     torch.manual_seed(0)
     model = models.create("tf-text-rnn", vocab_size=50, seq_len=12).eval()
     assert (model.embedding.embedding_dim, model.lstm1.hidden_size, model.lstm2.hidden_size) == (64, 64, 32)
-    assert model.lstm1.bidirectional and model.lstm2.bidirectional
     text = torch.tensor([[5, 9, 3, 7], [11, 2, 8, 4]])
     pad = torch.zeros(2, 8, dtype=torch.long)
     pre, post = model(torch.cat([pad, text], 1)), model(torch.cat([text, pad], 1))
     torch.testing.assert_close(pre, post)
     torch.testing.assert_close(pre, model(text))
     # forget-gate bias 1 (Keras unit_forget_bias), other biases 0
-    h = model.lstm1.hidden_size
-    assert model.lstm1.bias_ih_l0[h:2 * h].eq(1).all() and model.lstm1.bias_ih_l0[:h].eq(0).all()
+    lstm, h = model.lstm1.forward_lstm, model.lstm1.hidden_size
+    assert lstm.bias_ih_l0[h:2 * h].eq(1).all() and lstm.bias_ih_l0[:h].eq(0).all()
+
+
+def test_tf_text_rnn_equals_packed_bidirectional_lstms_on_ragged_batches():
+    """Independent reference: the same weights in two bidirectional nn.LSTMs fed packed sequences."""
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+    torch.manual_seed(1)
+    model = models.create("tf-text-rnn", vocab_size=30, seq_len=9).eval()
+    refs = []
+    for layer in (model.lstm1, model.lstm2):
+        ref = nn.LSTM(layer.forward_lstm.input_size, layer.hidden_size, batch_first=True, bidirectional=True)
+        with torch.no_grad():
+            for name, w in layer.forward_lstm.named_parameters():
+                getattr(ref, name).copy_(w)
+                getattr(ref, name + "_reverse").copy_(getattr(layer.backward_lstm, name))
+        refs.append(ref)
+    lengths = torch.tensor([9, 1, 5, 3, 7])
+    tokens = torch.randint(1, 30, (5, 9)) * (torch.arange(9) < lengths[:, None])
+    packed = pack_padded_sequence(model.embedding(tokens), lengths, batch_first=True, enforce_sorted=False)
+    out, _ = refs[0](packed)
+    _, (h, _) = refs[1](out)
+    expected = model.classifier(torch.cat([h[0], h[1]], dim=1))
+    torch.testing.assert_close(model(tokens), expected, rtol=1e-5, atol=1e-6)

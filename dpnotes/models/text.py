@@ -66,44 +66,77 @@ class EmbeddingBiLSTMClassifier(nn.Module):
         return self.classifier(self.bilstm(self.project(self.embedding(tokens))))
 
 
+def _keras_lstm_init(lstm: nn.LSTM) -> None:
+    """Keras LSTM defaults (see :mod:`dpnotes.models.lstm`): input kernel Glorot-uniform and
+    recurrent kernel orthogonal per gate, biases zero except the forget gate's (gate order i, f,
+    g, o), which is 1 in total."""
+    for name, w in lstm.named_parameters():
+        if name.startswith("weight_ih"):
+            for block in w.chunk(4):
+                nn.init.xavier_uniform_(block)
+        elif name.startswith("weight_hh"):
+            for block in w.chunk(4):
+                nn.init.orthogonal_(block)
+        else:
+            nn.init.zeros_(w)
+            if name.startswith("bias_ih"):
+                w.data[lstm.hidden_size:2 * lstm.hidden_size] = 1.0
+
+
+class MaskedBiLSTM(nn.Module):
+    """Bidirectional LSTM over left-aligned sequences of different lengths, padding skipped
+    (Keras ``mask_zero=True``). Two unidirectional ``nn.LSTM`` runs on unpacked tensors (CPU:
+    the fused oneDNN kernel, about 5x faster than packed sequences here): the forward one on the
+    sequences as they are, the backward one on each sequence reversed within its length. An
+    output at position t < length reads only positions <= t of its run, so the padding after
+    a sequence never reaches a valid output; outputs at padded positions are meaningless."""
+
+    def __init__(self, input_size: int, hidden_size: int):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.forward_lstm = nn.LSTM(input_size, hidden_size, batch_first=True)
+        self.backward_lstm = nn.LSTM(input_size, hidden_size, batch_first=True)
+        for lstm in (self.forward_lstm, self.backward_lstm):
+            _keras_lstm_init(lstm)
+
+    def forward(self, x: torch.Tensor, reverse: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``x`` (batch, time, features); ``reverse`` (batch, time) the index that reverses each
+        sequence within its length (an involution). Returns the outputs of both directions,
+        aligned with ``x``, and the runs' outputs in their own reading order (the last valid one
+        of each is the direction's final state)."""
+        index = reverse.unsqueeze(-1)
+        fwd, _ = self.forward_lstm(x)
+        bwd_read, _ = self.backward_lstm(x.gather(1, index.expand(-1, -1, x.shape[-1])))
+        bwd = bwd_read.gather(1, index.expand(-1, -1, self.hidden_size))
+        return torch.cat([fwd, bwd], dim=-1), torch.cat([fwd, bwd_read], dim=-1)
+
+
 class StackedBiLSTMClassifier(nn.Module):
     """Embedding -> BiLSTM(64, sequences) -> BiLSTM(32) -> Dense(64, ReLU) -> Dropout -> Dense
-    (TF text-RNN tutorial, two-layer model). Non-private: ``nn.LSTM``'s fused kernel, padding
-    (token 0, on either side) skipped by packing each sequence to its tokens."""
+    (TF text-RNN tutorial, two-layer model). Non-private (fused kernels, no per-example
+    gradients); padding (token 0, on either side) skipped: each sequence's tokens are moved to
+    its start and read by :class:`MaskedBiLSTM`."""
 
     def __init__(self, vocab_size: int, embed_dim: int = 64, hidden: tuple[int, int] = (64, 32),
                  dense: int = 64, dropout: float = 0.5, num_classes: int = 2):
         super().__init__()
         self.embedding = nn.Embedding(validate.integer("vocab_size", vocab_size, minimum=2),
                                       validate.integer("embed_dim", embed_dim, minimum=1))
-        self.lstm1 = nn.LSTM(embed_dim, hidden[0], batch_first=True, bidirectional=True)
-        self.lstm2 = nn.LSTM(2 * hidden[0], hidden[1], batch_first=True, bidirectional=True)
+        self.lstm1 = MaskedBiLSTM(embed_dim, hidden[0])
+        self.lstm2 = MaskedBiLSTM(2 * hidden[0], hidden[1])
         self.classifier = nn.Sequential(nn.Linear(2 * hidden[1], dense), nn.ReLU(), nn.Dropout(dropout),
                                         nn.Linear(dense, num_classes))
-        for lstm in (self.lstm1, self.lstm2):  # Keras LSTM defaults (see dpnotes.models.lstm)
-            for name, w in lstm.named_parameters():
-                if name.startswith("weight_ih"):
-                    for block in w.chunk(4):
-                        nn.init.xavier_uniform_(block)
-                elif name.startswith("weight_hh"):
-                    for block in w.chunk(4):
-                        nn.init.orthogonal_(block)
-                else:  # b_ih and b_hh: zero, forget gate (gate order i, f, g, o) 1 in total
-                    nn.init.zeros_(w)
-                    if name.startswith("bias_ih"):
-                        w.data[lstm.hidden_size:2 * lstm.hidden_size] = 1.0
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        from torch.nn.utils.rnn import pack_padded_sequence
-
         lengths = (tokens != 0).sum(1).clamp(min=1)
-        # move each sequence's tokens to its start (pre- or post-padded alike), then pack
+        # move each sequence's tokens to its start (pre- or post-padded alike)
         order = torch.argsort((tokens == 0).to(torch.int8), dim=1, stable=True)
-        packed = pack_padded_sequence(self.embedding(tokens.gather(1, order)), lengths.cpu(),
-                                      batch_first=True, enforce_sorted=False)
-        out, _ = self.lstm1(packed)
-        _, (h, _) = self.lstm2(out)
-        return self.classifier(torch.cat([h[0], h[1]], dim=1))  # forward and backward final states
+        steps = torch.arange(tokens.shape[1], device=tokens.device).expand_as(tokens)
+        reverse = torch.where(steps < lengths[:, None], lengths[:, None] - 1 - steps, steps)
+        out, _ = self.lstm1(self.embedding(tokens.gather(1, order)), reverse)
+        _, read = self.lstm2(out, reverse)
+        last = (lengths - 1).view(-1, 1, 1).expand(-1, 1, read.shape[-1])
+        return self.classifier(read.gather(1, last).squeeze(1))  # both directions' final states
 
 
 def _tokens_spec(name, source, seq_len, vocab_size):
@@ -145,9 +178,10 @@ def dpis_imdb_bilstm(vocab_size: int = 20000, seq_len: int = 80, activation: str
     return model
 
 
-# Packed sequences through nn.LSTM's fused kernel: no per-example gradients (trained without DP).
+# nn.LSTM's fused kernel: no per-example gradients (trained without DP).
 @register("tf-text-rnn", lambda vocab_size=10000, seq_len=256:
-          _tokens_spec("tf-text-rnn", _TF_RNN, seq_len, vocab_size), per_example=False)
+          _tokens_spec("tf-text-rnn", _TF_RNN, seq_len, vocab_size), per_example=False,
+          version=2)  # 2: MaskedBiLSTM (unpacked fused kernel) instead of packed sequences
 def tf_text_rnn(vocab_size: int = 10000, seq_len: int = 256) -> nn.Module:
     """``seq_len`` only describes the inputs (the model takes any length; padding is skipped)."""
     validate.integer("seq_len", seq_len, minimum=1)
