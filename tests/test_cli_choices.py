@@ -25,3 +25,15 @@ def test_help_imports_no_heavy_module(argv):
             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r} or m in {HEAVY!r}))")
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines()[-1] == "[]", (argv, out.stdout.splitlines()[-1])
+
+
+@pytest.mark.parametrize("accountant", ["all", "rdp", "rdp-classic", "clt", "pld"])
+def test_epsilon_imports_no_heavy_module_nor_scipy(accountant):
+    """`dpnotes epsilon` answers with numpy and math only: no scipy (about 0.5-1 s to import),
+    no dp_accounting, no torch."""
+    argv = ["epsilon", "--sample-rate", "0.004", "--steps", "1000", "--noise-multiplier", "1.1",
+            "--delta", "1e-5", "--accountant", accountant]
+    code = ("import sys\nfrom dpnotes.cli import main\nmain(sys.argv[1:])\n"
+            f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY + ('scipy',)!r}))")
+    out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
+    assert out.stdout.splitlines()[-1] == "[]", out.stdout

@@ -6,39 +6,31 @@ Every accountant lives in :mod:`dpnotes.accounting.registry`, whose ``price`` pr
 privacy ledger (:mod:`dpnotes.ledger`) of any mix of releases.
 """
 
-from dpnotes.accounting.accountants import ACCOUNTANTS, DEFAULT_ORDERS, SGM_ACCOUNTANTS, epsilon
-from dpnotes.accounting.calibrate import max_steps, noise_multiplier
-from dpnotes.accounting.gdp import (
-    delta_from_mu,
-    epsilon_from_mu,
-    mu_from_epsilon,
-    mu_poisson,
-    mu_uniform,
-)
-from dpnotes.accounting.prv import PRVEpsilon, prv_compose, prv_epsilon
-from dpnotes.accounting.rdp import (
-    ORDERS,
-    rdp_epsilon,
-    rdp_to_epsilon,
-    resolve_orders,
-    subsampled_gaussian_rdp,
-)
-from dpnotes.accounting.registry import ACCOUNTANT_NAMES, UnsupportedEventError, accountant, price
-from dpnotes.accounting.tradeoff import (
-    composed_subsampled_gaussian_tradeoff,
-    envelope_tradeoff,
-    epsdelta_tradeoff,
-    gaussian_tradeoff,
-    integer_steps,
-    min_error_sum,
-)
+import importlib
 
-__all__ = [
-    "ACCOUNTANTS", "ACCOUNTANT_NAMES", "DEFAULT_ORDERS", "ORDERS", "PRVEpsilon", "SGM_ACCOUNTANTS",
-    "UnsupportedEventError", "accountant", "price", "prv_compose",
-    "composed_subsampled_gaussian_tradeoff", "delta_from_mu", "envelope_tradeoff",
-    "epsdelta_tradeoff", "epsilon", "epsilon_from_mu", "gaussian_tradeoff", "integer_steps",
-    "max_steps", "min_error_sum", "mu_from_epsilon", "mu_poisson", "mu_uniform",
-    "noise_multiplier", "prv_epsilon", "rdp_epsilon", "rdp_to_epsilon", "resolve_orders",
-    "subsampled_gaussian_rdp",
-]
+# Re-exports, imported on first use (PEP 562): ``dpnotes epsilon`` needs only accountants, rdp,
+# gdp and pld (numpy and math), not calibrate or prv or tradeoff (scipy, dp_accounting).
+_EXPORTS = {
+    "accountants": ("ACCOUNTANTS", "DEFAULT_ORDERS", "SGM_ACCOUNTANTS", "epsilon"),
+    "calibrate": ("max_steps", "noise_multiplier"),
+    "gdp": ("delta_from_mu", "epsilon_from_mu", "mu_from_epsilon", "mu_poisson", "mu_uniform"),
+    "prv": ("PRVEpsilon", "prv_compose", "prv_epsilon"),
+    "rdp": ("ORDERS", "integer_steps", "rdp_epsilon", "rdp_to_epsilon", "resolve_orders", "subsampled_gaussian_rdp"),
+    "registry": ("ACCOUNTANT_NAMES", "UnsupportedEventError", "accountant", "price"),
+    "tradeoff": ("composed_subsampled_gaussian_tradeoff", "envelope_tradeoff", "epsdelta_tradeoff",
+                 "gaussian_tradeoff", "min_error_sum"),
+}
+_MODULE = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = sorted(_MODULE)
+
+
+def __getattr__(name: str):
+    if name not in _MODULE:
+        raise AttributeError(f"module 'dpnotes.accounting' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"dpnotes.accounting.{_MODULE[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,7 +1,9 @@
 """eps of a DP-SGD run (Poisson-subsampled Gaussian) under the registry's accountants.
 
-:func:`epsilon` builds ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)),
-steps)`` and prices it with :func:`dpnotes.accounting.registry.price`. ``"all"`` means
+:func:`epsilon` prices ``steps`` Poisson-subsampled Gaussian steps with each registered
+accountant's :meth:`~dpnotes.accounting.registry.Accountant.price_mechanisms` (the numbers
+``price`` gives for ``SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)),
+steps)``, without building the event: no dp_accounting or scipy import). ``"all"`` means
 :data:`ACCOUNTANTS`, four DP-SGD accountants (none of them the slow PRV):
 
 * ``rdp``: RDP with the improved conversion (Balle et al. 2020) and opacus's orders;
@@ -9,8 +11,8 @@ steps)`` and prices it with :func:`dpnotes.accounting.registry.price`. ``"all"``
   tutorial orders (the "MA eps" of the GDP paper);
 * ``clt``: the GDP central limit theorem (Bu et al. 2020), Poisson sampling; an
   approximation that can under-estimate eps;
-* ``pld``: dp_accounting's privacy-loss-distribution accountant, pessimistic: a certified
-  upper bound, tight up to its loss grid (``pld_discretization``).
+* ``pld``: the privacy-loss-distribution accountant (:mod:`dpnotes.accounting.pld`),
+  pessimistic: a certified upper bound, tight up to its loss grid (``pld_discretization``).
 
 Every other registered accountant that prices the event (:data:`SGM_ACCOUNTANTS`: ``prv``,
 the PRV accountant of Gopi et al. 2021 with bounds, seconds per call; ``dpis``,
@@ -26,11 +28,9 @@ from dpnotes import validate
 from dpnotes.accounting.rdp import _check_sgm, resolve_orders
 from dpnotes.accounting import registry
 from dpnotes.accounting.registry import ACCOUNTANT_NAMES, PldAccountant, RdpAccountant
-from dpnotes.ledger import GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent
 
 ACCOUNTANTS = ("rdp", "rdp-classic", "clt", "pld")  # what "all" means
-_STEP = PoissonSampledDpEvent(0.5, GaussianDpEvent(1.0))
-SGM_ACCOUNTANTS = tuple(name for name in ACCOUNTANT_NAMES if registry.accountant(name).supports(_STEP))
+SGM_ACCOUNTANTS = tuple(name for name in ACCOUNTANT_NAMES if registry.accountant(name).prices_gaussians)
 _RDP = {name: registry.accountant(name) for name in SGM_ACCOUNTANTS
         if isinstance(registry.accountant(name), RdpAccountant)}
 DEFAULT_ORDERS = {name: acc.orders for name, acc in _RDP.items()}
@@ -69,7 +69,6 @@ def epsilon(
         orders = tuple(resolve_orders(orders))
     if pld_discretization is not None:
         pld_discretization = validate.positive("pld_discretization", pld_discretization)
-    event = SelfComposedDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), steps)
     out: dict[str, dict[str, float]] = {}
     for name in names:
         acc = registry.accountant(name)
@@ -77,5 +76,5 @@ def epsilon(
             acc = dataclasses.replace(acc, orders=orders)
         if pld_discretization is not None and isinstance(acc, PldAccountant):
             acc = dataclasses.replace(acc, discretization=pld_discretization)
-        out[name] = acc.price(event, delta)
+        out[name] = acc.price_mechanisms([(q, sigma, steps)], delta)
     return out

@@ -10,17 +10,39 @@ can UNDER-estimate eps (see :mod:`dpnotes.accounting.prv` for a tight accountant
 from __future__ import annotations
 
 import math
-
-import numpy as np
-from scipy import optimize, special
-from scipy.stats import norm
+from collections.abc import Callable
 
 from dpnotes import validate
-from dpnotes.accounting.rdp import _check_sgm
+from dpnotes.accounting.rdp import _check_sgm, log_erfc
 
 
 _EXP_MAX = 700.0  # math.exp overflows beyond about 709.78
 _MU_MAX = 1e154  # mu^2 / 2 overflows a float beyond about 1.9e154
+
+
+def _norm_cdf(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def _log_norm_cdf(x: float) -> float:
+    return math.log(0.5) + log_erfc(-x / math.sqrt(2))
+
+
+def _root(f: Callable[[float], float], lo: float, hi: float) -> float:
+    """The root of a monotone ``f`` with a sign change on [lo, hi], by bisection to float
+    resolution (no scipy: the accounting CLI answers without importing it)."""
+    f_lo = f(lo)
+    while True:
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            return mid
+        f_mid = f(mid)
+        if f_mid == 0:
+            return mid
+        if (f_mid > 0) == (f_lo > 0):
+            lo, f_lo = mid, f_mid
+        else:
+            hi = mid
 
 
 def mu_poisson(q: float, sigma: float, steps: float) -> float:
@@ -39,14 +61,16 @@ def mu_uniform(q: float, sigma: float, steps: float) -> float:
     (Dong, Roth, Su 2022, Corollary 5.4, quoted by Bu et al. Section 3.1):
     ``mu = sqrt(2) q sqrt(T (exp(1/sigma^2) Phi(1.5/sigma) + 3 Phi(-0.5/sigma) - 2))``."""
     q, sigma, steps = _check_sgm(q, sigma, steps)
-    inner = math.exp(sigma**-2) * norm.cdf(1.5 / sigma) + 3 * norm.cdf(-0.5 / sigma) - 2
+    inner = math.exp(sigma**-2) * _norm_cdf(1.5 / sigma) + 3 * _norm_cdf(-0.5 / sigma) - 2
     return math.sqrt(2) * q * math.sqrt(steps * inner)
 
 
 def _delta(eps: float, mu: float) -> float:
     # Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2), the second term in log space.
-    with np.errstate(over="ignore"):  # e^(...) = inf far above the root: delta = -inf, still the right sign
-        return float(norm.cdf(-eps / mu + mu / 2) - np.exp(eps + special.log_ndtr(-eps / mu - mu / 2)))
+    log_second = eps + _log_norm_cdf(-eps / mu - mu / 2)
+    if log_second > _EXP_MAX:  # far above the root: delta = -inf, still the right sign
+        return -math.inf
+    return _norm_cdf(-eps / mu + mu / 2) - math.exp(log_second)
 
 
 def delta_from_mu(mu: float, eps: float) -> float:
@@ -70,7 +94,7 @@ def epsilon_from_mu(mu: float, delta: float) -> float:
     hi = 1.0
     while _delta(hi, mu) > delta:
         hi *= 2
-    return optimize.brentq(lambda e: _delta(e, mu) - delta, 0.0, hi, xtol=1e-12, rtol=1e-14)
+    return _root(lambda e: _delta(e, mu) - delta, 0.0, hi)
 
 
 def mu_from_epsilon(eps: float, delta: float) -> float:
@@ -81,4 +105,4 @@ def mu_from_epsilon(eps: float, delta: float) -> float:
     hi = 1.0
     while _delta(eps, hi) < delta:
         hi *= 2
-    return optimize.brentq(lambda m: _delta(eps, m) - delta, 1e-12, hi, xtol=1e-15, rtol=1e-14)
+    return _root(lambda m: _delta(eps, m) - delta, 1e-12, hi)

@@ -73,6 +73,14 @@ def check_pld_grid(mechanisms: Sequence[tuple[float, float, float]], discretizat
         f"loss-grid points (limit {PLD_MAX_POINTS:.0e}); {fix}; or use an rdp accountant")
 
 
+def check_pld_points(points: int) -> None:
+    """Raise :class:`GridTooLargeError` if a composed PLD's window exceeds :data:`PLD_MAX_POINTS`."""
+    if points > PLD_MAX_POINTS:
+        raise GridTooLargeError(
+            f"pld: the composed privacy loss needs {points:.3g} grid points (limit {PLD_MAX_POINTS:.0e}); "
+            "use a coarser discretization (CLI: --pld-discretization) or an rdp accountant")
+
+
 def check_prv_grid(points: float, mechanisms: Sequence[tuple[float, float, float]], eps_error: float) -> None:
     """Raise :class:`GridTooLargeError` if the PRV accountant's grid (``points``) is too large."""
     if points <= PRV_MAX_POINTS:

@@ -24,25 +24,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from dp_accounting.dp_event import DpEvent, GaussianDpEvent, NonPrivateDpEvent, PoissonSampledDpEvent
-from dp_accounting.pld.pld_privacy_accountant import PLDAccountant
 
 from dpnotes import validate
 from dpnotes.accounting.gdp import epsilon_from_mu, mu_poisson
 from dpnotes.accounting.grid import check_pld_grid
-from dpnotes.accounting.prv import prv_compose
-from dpnotes.accounting.rdp import _check_sgm, rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
-from dpnotes.accounting.tradeoff import integer_steps
-from dpnotes.ledger import (
-    CandidateStepDpEvent,
-    ComposedDpEvent,
-    DpisIterationDpEvent,
-    LabelRandomizedResponseDpEvent,
-    Ledger,
-    NoOpDpEvent,
-    SelfComposedDpEvent,
-    check_count,
-)
+from dpnotes.accounting.pld import pld_epsilon
+from dpnotes.accounting.rdp import _check_sgm, integer_steps, rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
+
+# The ledger's events (dp_accounting's, which import scipy) are imported where a ledger or an
+# event is priced, not here: ``dpnotes epsilon`` prices (q, sigma, steps) directly
+# (:meth:`Accountant.price_mechanisms`) and answers without them.
 
 
 class UnsupportedEventError(ValueError):
@@ -50,6 +41,8 @@ class UnsupportedEventError(ValueError):
 
 
 def _type_name(event: DpEvent) -> str:
+    from dpnotes.ledger import DpEvent, PoissonSampledDpEvent
+
     inner = getattr(event, "event", None)
     if isinstance(event, PoissonSampledDpEvent) and isinstance(inner, DpEvent):
         return f"PoissonSampledDpEvent of {type(inner).__name__}"
@@ -58,6 +51,9 @@ def _type_name(event: DpEvent) -> str:
 
 def _leaves(event: DpEvent, count: float, skip_rejected: bool) -> Iterator[tuple[DpEvent, float]]:
     """(event, count) for every release in the tree, composites unpacked (module docstring)."""
+    from dpnotes.ledger import (CandidateStepDpEvent, ComposedDpEvent, DpEvent, DpisIterationDpEvent,
+                                NoOpDpEvent, SelfComposedDpEvent, check_count)
+
     if not isinstance(event, DpEvent):
         raise ValueError(f"expected a DpEvent, got {type(event).__name__}: {event!r}")
     if isinstance(event, SelfComposedDpEvent):
@@ -76,6 +72,8 @@ def _leaves(event: DpEvent, count: float, skip_rejected: bool) -> Iterator[tuple
 
 def _gaussian(event: DpEvent) -> tuple[float, float] | None:
     """(q, sigma) of a Gaussian (q = 1) or Poisson-subsampled Gaussian event, else None."""
+    from dpnotes.ledger import GaussianDpEvent, PoissonSampledDpEvent
+
     if isinstance(event, GaussianDpEvent):
         q, sigma, _ = _check_sgm(1.0, event.noise_multiplier, 1)
         return q, sigma
@@ -90,7 +88,9 @@ class Accountant:
     """A named accountant. ``guarantee`` is ``"upper bound"``, ``"approximation"`` (may
     under-state eps) or ``"unsound"`` (a paper's own accounting, reproduced); ``cheap``
     means fast enough to call every training step; ``epsilon_key`` is the output key
-    that carries the guarantee (``"upper"`` for ``prv``)."""
+    that carries the guarantee (``"upper"`` for ``prv``). ``prices_gaussians``: it prices
+    Gaussian and Poisson-subsampled Gaussian releases, also given directly as
+    ``(q, sigma, count)`` (:meth:`price_mechanisms`)."""
 
     name: str
     description: str
@@ -100,9 +100,12 @@ class Accountant:
 
     keys = ("epsilon",)
     skip_rejected = False
+    prices_gaussians = True
 
     def _check(self, event: DpEvent) -> None:
         """Raise UnsupportedEventError unless ``event`` (a leaf) can be priced."""
+        from dpnotes.ledger import LabelRandomizedResponseDpEvent, NonPrivateDpEvent
+
         if isinstance(event, NonPrivateDpEvent) or _gaussian(event) is not None:
             return
         why = "only Gaussian, Poisson-subsampled Gaussian and the events built from them are priced"
@@ -112,6 +115,8 @@ class Accountant:
         raise UnsupportedEventError(f"accountant {self.name!r} cannot price {_type_name(event)}: {why}")
 
     def _events(self, ledger_or_event) -> list[tuple[DpEvent, float]]:
+        from dpnotes.ledger import Ledger
+
         event = ledger_or_event.as_event() if isinstance(ledger_or_event, Ledger) else ledger_or_event
         totals: dict[DpEvent, float] = {}
         for leaf, count in _leaves(event, 1, self.skip_rejected):
@@ -129,6 +134,8 @@ class Accountant:
 
     def price(self, ledger_or_event: Ledger | DpEvent, delta: float) -> dict[str, float]:
         """eps (and the accountant's other outputs) at ``delta`` of a ledger or an event."""
+        from dpnotes.ledger import NonPrivateDpEvent
+
         delta = validate.probability("delta", delta, high_open=True)
         events = self._events(ledger_or_event)
         if any(isinstance(e, NonPrivateDpEvent) for e, _ in events):
@@ -138,6 +145,11 @@ class Accountant:
         return self._price(events, delta)
 
     def _price(self, events: list[tuple[DpEvent, float]], delta: float) -> dict[str, float]:
+        return self.price_mechanisms([(*_gaussian(event), count) for event, count in events], delta)
+
+    def price_mechanisms(self, mechanisms: list[tuple[float, float, float]], delta: float) -> dict[str, float]:
+        """eps (and the other outputs) of the composition of ``count`` Poisson-subsampled
+        Gaussian steps for each ``(q, sigma, count)`` (q = 1: the Gaussian mechanism)."""
         raise NotImplementedError
 
 
@@ -164,11 +176,11 @@ class RdpAccountant(Accountant):
     def skip_rejected(self) -> bool:
         return self.accepted_only
 
-    def _price(self, events, delta):
+    def price_mechanisms(self, mechanisms, delta):
         a = resolve_orders(self.orders)
         total = 0.0
-        for event, count in events:
-            total = total + count * _rdp_curve(*_gaussian(event), tuple(a))
+        for q, sigma, count in mechanisms:
+            total = total + count * _rdp_curve(q, sigma, tuple(a))
         eps, order = rdp_to_epsilon(total, a, delta, self.conversion)
         return {"epsilon": eps, "order": order}
 
@@ -177,34 +189,30 @@ class RdpAccountant(Accountant):
 class CltAccountant(Accountant):
     """GDP central limit theorem (Bu et al. 2020, Eq. 5): ``mu^2`` adds over events, a
     Poisson-subsampled Gaussian step contributing ``q^2 (e^{1/sigma^2} - 1)`` and a
-    Gaussian one exactly ``1/sigma^2`` (Dong, Roth, Su 2022, Corollary 3.3); eps by Eq. 6."""
+    Gaussian one (q = 1) exactly ``1/sigma^2`` (Dong, Roth, Su 2022, Corollary 3.3); eps by Eq. 6."""
 
     keys = ("mu", "epsilon")
 
-    def _price(self, events, delta):
-        mus = []
-        for event, count in events:
-            q, sigma = _gaussian(event)
-            mus.append(math.sqrt(count) / sigma if isinstance(event, GaussianDpEvent) else mu_poisson(q, sigma, count))
+    def price_mechanisms(self, mechanisms, delta):
+        mus = [math.sqrt(count) / sigma if q == 1 else mu_poisson(q, sigma, count) for q, sigma, count in mechanisms]
         mu = math.hypot(*mus)  # sqrt of the sum of squares; exactly mu for one event
         return {"mu": mu, "epsilon": epsilon_from_mu(mu, delta)}
 
 
 @dataclass(frozen=True)
 class PldAccountant(Accountant):
-    """dp_accounting's privacy-loss-distribution accountant (Koskela et al. 2020; Doroshenko
-    et al. 2022), pessimistic discretisation: an upper bound up to ``discretization`` in eps.
-    Each event's total count is rounded up (:func:`integer_steps`). A loss grid too large to
-    hold raises :class:`~dpnotes.accounting.grid.GridTooLargeError` before any allocation."""
+    """Privacy-loss distributions, pessimistic "connect the dots" discretisation (Koskela et
+    al. 2020; Doroshenko et al. 2022), :func:`dpnotes.accounting.pld.pld_epsilon`: an upper
+    bound, tight up to ``discretization``. Each event's total count is rounded up. A loss grid
+    too large to hold raises :class:`~dpnotes.accounting.grid.GridTooLargeError` before any
+    allocation."""
 
     discretization: float = 1e-4
 
-    def _price(self, events, delta):
-        check_pld_grid([(*_gaussian(event), count) for event, count in events], self.discretization)
-        pld = PLDAccountant(value_discretization_interval=self.discretization)
-        for event, count in events:
-            pld.compose(event, integer_steps(count))
-        return {"epsilon": max(float(pld.get_epsilon(delta)), 0.0)}
+    def price_mechanisms(self, mechanisms, delta):
+        mechanisms = [(q, sigma, integer_steps(count)) for q, sigma, count in mechanisms]
+        check_pld_grid(mechanisms, self.discretization)
+        return {"epsilon": pld_epsilon(mechanisms, delta, self.discretization)}
 
 
 @dataclass(frozen=True)
@@ -216,8 +224,9 @@ class PrvAccountant(Accountant):
 
     keys = ("epsilon", "lower", "upper")
 
-    def _price(self, events, delta):
-        mechanisms = [(*_gaussian(event), count) for event, count in events]
+    def price_mechanisms(self, mechanisms, delta):
+        from dpnotes.accounting.prv import prv_compose  # the prv_accountant library imports scipy
+
         return prv_compose(mechanisms, delta, eps_error=self.eps_error)._asdict()
 
 
@@ -226,7 +235,11 @@ class PureAccountant(Accountant):
     """Basic composition of pure eps-DP events (Dwork, Roth 2014, Theorem 3.16): eps adds.
     Prices only :class:`LabelRandomizedResponseDpEvent` (Ghazi et al. 2021); delta is unused."""
 
+    prices_gaussians = False
+
     def _check(self, event):
+        from dpnotes.ledger import LabelRandomizedResponseDpEvent, NonPrivateDpEvent
+
         if not isinstance(event, (LabelRandomizedResponseDpEvent, NonPrivateDpEvent)):
             raise UnsupportedEventError(
                 f"accountant {self.name!r} cannot price {_type_name(event)}: it composes only pure "
@@ -234,6 +247,9 @@ class PureAccountant(Accountant):
 
     def _price(self, events, delta):
         return {"epsilon": math.fsum(count * event.epsilon for event, count in events)}
+
+    def price_mechanisms(self, mechanisms, delta):
+        raise UnsupportedEventError(f"accountant {self.name!r} cannot price Gaussian mechanisms")
 
 
 _ALL = (
@@ -245,7 +261,7 @@ _ALL = (
                   "approximation", True),
     PrvAccountant("prv", "PRV accountant (Gopi et al. 2021) with bounds; 'upper' is the guarantee; slow",
                   "upper bound", False, epsilon_key="upper"),
-    PldAccountant("pld", "dp_accounting PLD accountant, pessimistic: tight upper bound; fractional counts rounded up",
+    PldAccountant("pld", "PLD accountant, pessimistic (connect the dots): tight upper bound; fractional counts rounded up",
                   "upper bound", False),
     RdpAccountant("dpis", "DPIS (Wei et al. 2022, Section 4.1): RDP at integer orders, Lemma 2.5 conversion",
                   "upper bound", True, orders="integer", conversion="improved"),

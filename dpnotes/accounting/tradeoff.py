@@ -17,14 +17,7 @@ from dp_accounting.pld import privacy_loss_distribution
 from scipy.stats import norm
 
 from dpnotes import validate
-from dpnotes.accounting.rdp import _check_sgm
-
-
-def integer_steps(steps: float) -> int:
-    """``ceil(steps)``: accountants that compose a whole number of steps round a
-    fractional count (``epochs * n / B``) UP, which can only increase eps."""
-    steps = validate.positive("steps", steps)
-    return math.ceil(steps - 1e-9 * steps)  # 14062.500000001 from float noise stays 14063, 60.0 stays 60
+from dpnotes.accounting.rdp import _check_sgm, integer_steps
 
 
 def _alpha(alpha) -> np.ndarray:

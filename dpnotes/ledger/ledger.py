@@ -9,7 +9,7 @@ Counts are whole numbers of releases, except on the paper-accounting path: the G
 paper (Bu et al. 2020, Section 5 and its code) composes ``epochs * n / B`` steps, a
 fractional number, which RDP and the CLT compose additively. A float count > 0 is
 therefore accepted; the PLD and PRV accountants round each event's total count up
-(:func:`dpnotes.accounting.tradeoff.integer_steps`), which can only increase eps.
+(:func:`dpnotes.accounting.rdp.integer_steps`), which can only increase eps.
 """
 
 from __future__ import annotations
