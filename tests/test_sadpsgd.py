@@ -136,7 +136,8 @@ def test_measure_returns_only_registered_ids_once_and_every_other_claim_has_a_re
 def test_training_claims_read_only_current_paper_profile_records():
     config = next(c for c in sa.configs("paper") if c["experiment"] == "table1.mnist.sa_dpsgd")
     spec = resolve(config)
-    record = {"id": spec.id, "spec": spec.to_dict(), "final": {"test_acc": 0.5, "steps": 10, "accepted_steps": 5}}
+    record = {"id": spec.id, "spec": spec.to_dict(), "epochs": [],
+              "final": {"test_acc": 0.5, "steps": 10, "accepted_steps": 5}}
     stale = {**record, "id": "0" * 16}
     got = {m.claim_id: m for m in sa.measure([record, stale])}
     m = got["sadpsgd.table1.mnist.sa_dpsgd"]
@@ -153,6 +154,9 @@ def test_configs_resolve_to_valid_unique_specs(profile):
     assert len({(s.experiment, s.seed) for s in specs}) == len(specs)
     for s in specs:
         assert s.paper == "sadpsgd" and s.method in ("sadpsgd", "dpsgd")
+        if not s.train["private"]:
+            assert s.experiment.endswith(".non_dp")
+            continue
         ds = s.experiment.split(".")[1]
         assert s.train["noise_multiplier"] == claims.setting(f"sadpsgd.table2.{ds}.sigma")
         assert s.train["clip"] == claims.setting(f"sadpsgd.table2.{ds}.clip")
@@ -166,19 +170,53 @@ def test_paper_profile_runs_to_the_papers_budgets_with_enough_epochs():
     specs = [resolve(c) for c in sa.configs("paper")]
     assert {s.seed for s in specs} == set(range(int(claims.setting("sadpsgd.n_runs"))))
     for s in specs:
-        ds = s.experiment.split(".")[1]
+        ds, scheme = s.experiment.split(".")[1:]
         table = s.experiment.split(".")[0]
-        budget = claims.setting("sadpsgd.table3.max_epsilon") if table == "table3" else \
-            claims.setting(f"sadpsgd.table2.{ds}.epsilon")
-        assert s.train["target_epsilon"] == budget and s.train["target_accountant"] == sa.ACCEPTED_ONLY
         assert s.train["batch_size"] == claims.setting(f"sadpsgd.table2.{ds}.batch_size")
         assert s.train["lr"] == claims.setting(f"sadpsgd.table2.{ds}.lr")
         assert s.subset == {}
         spe = int(sa.setting(ds)["n_train"] // s.train["batch_size"])
+        if scheme == "non_dp":
+            assert not s.train["private"] and s.model == sa.MODEL[ds]
+            assert s.train["epochs"] * spe >= sa.steps_for(ds, claims.setting(f"sadpsgd.table2.{ds}.epsilon"))
+            continue
+        budget = claims.setting("sadpsgd.table3.max_epsilon") if table == "table3" else \
+            claims.setting(f"sadpsgd.table2.{ds}.epsilon")
+        assert s.train["target_epsilon"] == budget and s.train["target_accountant"] == sa.ACCEPTED_ONLY
         needed = sa.worst_case_candidates(ds) if s.method == "sadpsgd" else sa.steps_for(ds, budget)
         assert s.train["epochs"] * spe >= needed
-    # no ReLU CIFAR-10 model: no DPSGD[4] run there
-    assert not [s for s in specs if s.experiment.startswith("table") and s.experiment.endswith("cifar10.dpsgd")]
+        # Table 3 needs test accuracy at a step cadence: every candidate for SA-DPSGD (free), every
+        # few steps for the baselines; Table 1's baseline runs need only their end
+        want = 1 if s.method == "sadpsgd" else sa.TABLE3_EVAL_EVERY if table == "table3" else None
+        assert s.train.get("eval_every") == want
+        assert s.train["clip_mode"] == ("auto-s" if scheme == "dpsgd_auto_s" else "flat")
+        assert (s.model_kwargs.get("activation") == "relu") == (scheme == "dpsgd")
+    # every Table 1 scheme we can run has a run on every dataset, the ReLU CIFAR-10 CNN included
+    assert {s.experiment for s in specs if s.seed == 0} >= {
+        f"table1.{ds}.{scheme}" for ds in sa.DATASETS for scheme in (*sa.SCHEMES, "non_dp")}
+
+
+def _fake_run(points, seed=0, rid="r0"):
+    return {"id": rid, "spec": {"seed": seed},
+            "epochs": [{"curve": points[:2]}, {"curve": points[2:]}]}
+
+
+def test_table3_reads_the_first_point_at_the_level_under_both_accountings():
+    points = [{"step": 100, "accepted_steps": 60, "test_acc": 0.90, "test_loss": 0.4},
+              {"step": 200, "accepted_steps": 120, "test_acc": 0.941, "test_loss": 0.3},
+              {"step": 300, "accepted_steps": 170, "test_acc": 0.93, "test_loss": 0.3},
+              {"step": 400, "accepted_steps": 230, "test_acc": 0.97, "test_loss": 0.2}]
+    hit = sa.first_reaching(_fake_run(points), "mnist", 0.94)
+    assert hit["step"] == 200 and hit["eps_paper"] == pytest.approx(sa.eps_paper("mnist", 120))
+    assert hit["eps_sound"] == pytest.approx(sa.eps_all("mnist", 120, 80)) and hit["eps_sound"] > hit["eps_paper"]
+    assert sa.first_reaching(_fake_run(points), "mnist", 0.99) is None
+    runs = {"table1.mnist.sa_dpsgd": [_fake_run(points, 0, "a"), _fake_run(points[:1] * 4, 1, "b")]}
+    got = {m.claim_id: m for m in sa._table3_claims(runs)}
+    m = got["sadpsgd.table3.mnist.acc0_94.eps_s"]
+    assert m.kind == "training" and m.values[0] == pytest.approx(hit["eps_paper"]) and m.values[1] is None
+    assert m.record_ids == ("a", "b") and "never reached (best 90.00%)" in m.detail
+    assert got["sadpsgd.table3.mnist.acc0_94.eps_d"].kind == "missing"
+    assert got["sadpsgd.table3.cifar10.acc0_52.eps_s"].kind == "missing"
 
 
 def test_bad_inputs_name_the_parameter():

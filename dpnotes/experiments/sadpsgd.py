@@ -52,7 +52,8 @@ DATA_NAMES = {"mnist": "mnist", "fmnist": "fashion-mnist", "cifar10": "cifar-10"
 _SIZE_KEY = {"mnist": "mnist", "fmnist": "mnist", "cifar10": "cifar10"}
 ACCEPTED_ONLY = "sadpsgd-accepted-only"  # Theorem 1, as printed (not a sound bound)
 SOUND = ("rdp-classic", "rdp", "pld")  # the registry's sound accountants shown beside it
-SCHEMES = ("sa_dpsgd", "dpsgd_tanh", "dpsgd")  # Table 1 columns we can run (see NOT_RUN)
+SCHEMES = ("sa_dpsgd", "dpsgd_tanh", "dpsgd", "dpsgd_auto_s")  # Table 1 columns we can run (see NOT_RUN)
+TABLE3_SCHEME = {"d": "dpsgd", "h": "dpsgd_tanh", "a": "dpsgd_auto_s", "s": "sa_dpsgd"}  # Table 3 column keys
 
 
 def _s(name: str) -> float:
@@ -200,10 +201,14 @@ QUICK_ACCEPTED = 100
 QUICK_TEST = 2000
 SMOKE = {"train": 512, "test": 256, "batch": 64, "accepted": 20, "steps": 10}
 MODEL = {"mnist": "sadpsgd-cnn", "fmnist": "sadpsgd-cnn", "cifar10": "sadpsgd-cifar-cnn"}
-# The DPSGD [4] column uses the same networks with ReLU: registered for the 4-layer CNN
-# (tf-mnist-cnn is the same layers with a choice of activation), missing for CIFAR-10.
+# The DPSGD [4] column uses the same networks with ReLU (tf-mnist-cnn is the 4-layer CNN's
+# layers with a choice of activation).
 RELU_MODEL = {"mnist": ("tf-mnist-cnn", {"activation": "relu"}),
-              "fmnist": ("tf-mnist-cnn", {"activation": "relu"})}
+              "fmnist": ("tf-mnist-cnn", {"activation": "relu"}),
+              "cifar10": ("sadpsgd-cifar-cnn", {"activation": "relu"})}
+# Test accuracy every this many steps in the Table 3 baseline runs (SA-DPSGD: every step, free:
+# its energy pass is that evaluation). MNIST at B 512: eps grows about 0.005 per 10 steps near eps 1.5.
+TABLE3_EVAL_EVERY = 10
 
 
 def _steps_per_epoch(batch: float, n: float) -> int:
@@ -211,15 +216,21 @@ def _steps_per_epoch(batch: float, n: float) -> int:
 
 
 def _train(s: dict, *, epochs: int, target: float | None = None, max_accepted: int | None = None,
-           batch: int | None = None, steps_per_epoch="floor") -> dict:
+           batch: int | None = None, steps_per_epoch="floor", clip_mode: str = "flat",
+           eval_every: int | None = None) -> dict:
     """Plain DP-SGD as in Alg. 2 (Poisson batches, flat clipping, noise on the sum divided by
-    the expected batch size, plain SGD at constant lr; the paper says 'SGD', no momentum)."""
-    return {"epochs": int(epochs), "batch_size": int(batch or s["batch_size"]), "lr": s["lr"],
-            "optimizer": "sgd", "clip": s["clip"], "noise_multiplier": s["sigma"],
-            "sampling": "poisson", "normalize": "expected", "steps_per_epoch": steps_per_epoch,
-            "delta": s["delta"], "accountants": [ACCEPTED_ONLY, "rdp-classic", "rdp"],
-            "target_epsilon": target, "target_accountant": ACCEPTED_ONLY,
-            "max_accepted_steps": max_accepted}
+    the expected batch size, plain SGD at constant lr; the paper says 'SGD', no momentum).
+    ``clip_mode="auto-s"``: the AUTO-S baseline (Bu et al. 2022: C g / (||g|| + 0.01), the same
+    C, lr and sigma: our reading of Table 1's "same hyper-parameters"; gamma is not printed)."""
+    out = {"epochs": int(epochs), "batch_size": int(batch or s["batch_size"]), "lr": s["lr"],
+           "optimizer": "sgd", "clip": s["clip"], "clip_mode": clip_mode, "noise_multiplier": s["sigma"],
+           "sampling": "poisson", "normalize": "expected", "steps_per_epoch": steps_per_epoch,
+           "delta": s["delta"], "accountants": [ACCEPTED_ONLY, "rdp-classic", "rdp"],
+           "target_epsilon": target, "target_accountant": ACCEPTED_ONLY,
+           "max_accepted_steps": max_accepted}
+    if eval_every is not None:
+        out["eval_every"] = eval_every
+    return out
 
 
 def _config(profile, experiment, seed, ds, model, model_kwargs, method, train, subset) -> dict:
@@ -231,31 +242,39 @@ def _config(profile, experiment, seed, ds, model, model_kwargs, method, train, s
             "train": {**train, "seed": seed}}
 
 
-def _scheme_model(ds: str, scheme: str) -> tuple[str, dict] | None:
+def _scheme_model(ds: str, scheme: str) -> tuple[str, dict]:
     if scheme == "dpsgd":
-        return RELU_MODEL.get(ds)
+        return RELU_MODEL[ds]
     return MODEL[ds], {}
 
 
 def _paper_runs(ds: str, seed: int) -> list[dict]:
-    """Table 1 (eps 3, the paper's accounting) and the Table 3 baselines (to eps 6)."""
+    """Table 1 (eps 3, the paper's accounting) and the Table 3 baselines (to eps 6, test
+    accuracy every :data:`TABLE3_EVAL_EVERY` steps); SA-DPSGD's Table 1 run serves Table 3 too
+    (its levels are reached below eps 3; test accuracy at every candidate)."""
     s = setting(ds)
     spe = _steps_per_epoch(s["batch_size"], s["n_train"])
     out = []
     for scheme in SCHEMES:
-        chosen = _scheme_model(ds, scheme)
-        if chosen is None:
-            continue
-        model, kwargs = chosen
+        model, kwargs = _scheme_model(ds, scheme)
         if scheme == "sa_dpsgd":  # every candidate may be needed: (mu0 + 1) tau at most
             epochs = math.ceil(worst_case_candidates(ds) / spe)
             out.append(_config("paper", f"table1.{ds}.{scheme}", seed, ds, model, kwargs, "sadpsgd",
-                               _train(s, epochs=epochs, target=s["epsilon"]), {}))
+                               _train(s, epochs=epochs, target=s["epsilon"], eval_every=1), {}))
             continue
+        clip_mode = "auto-s" if scheme == "dpsgd_auto_s" else "flat"
         for table, budget in (("table1", s["epsilon"]), ("table3", _s("table3.max_epsilon"))):
             epochs = math.ceil(steps_for(ds, budget) / spe)
+            every = TABLE3_EVAL_EVERY if table == "table3" else None
             out.append(_config("paper", f"{table}.{ds}.{scheme}", seed, ds, model, kwargs, "dpsgd",
-                               _train(s, epochs=epochs, target=budget), {}))
+                               _train(s, epochs=epochs, target=budget, clip_mode=clip_mode, eval_every=every), {}))
+    # Non-DP (Table 1): no recipe printed. Ours: the same tanh model, B and lr, plain SGD on
+    # shuffled batches, as many epochs as DP-SGD needs to reach eps 3.
+    epochs = math.ceil(steps_for(ds, s["epsilon"]) / spe)
+    out.append(_config("paper", f"table1.{ds}.non_dp", seed, ds, MODEL[ds], {}, "dpsgd",
+                       {"epochs": epochs, "batch_size": int(s["batch_size"]), "lr": s["lr"], "optimizer": "sgd",
+                        "private": False, "clip": None, "noise_multiplier": 0.0, "sampling": "shuffle",
+                        "accountants": [], "steps_per_epoch": "floor"}, {}))
     return out
 
 
@@ -346,31 +365,23 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
 # Evaluation: our answer to every claim we can answer.
 
 _GPU = "paper-profile run missing (MNIST/Fashion-MNIST: hours on a CPU; CIFAR-10: GPU)"
-_TABLE3 = ("needs the step at which test accuracy first reaches the level; the engine evaluates "
-           "test accuracy once per epoch, too coarse for eps steps of about 0.06 per epoch")
+_TABLE3 = "needs the Table 3 runs (baselines to eps 6, SA-DPSGD to accepted eps 3) of the paper profile"
 NOT_RUN_DEFAULT = "no reproduction yet"
 NOT_RUN = {
-    **{f"sadpsgd.table1.{ds}.dpsgd_auto_s": "AUTO-S clipping (Bu et al.) is not implemented: the engine "
-       "has no clip mode C g / (||g|| + gamma), and gamma is not given" for ds in DATASETS},
     **{f"sadpsgd.table1.{ds}.sa_dpsgd_tuned": "the 'freely adjusted' hyperparameters are not printed"
        for ds in DATASETS},
-    **{f"sadpsgd.table1.{ds}.non_dp": "the non-private training recipe (epochs, lr, batches) is not given"
-       for ds in DATASETS},
-    "sadpsgd.table1.cifar10.dpsgd": "no ReLU variant of the CIFAR-10 CNN in the model registry "
-                                    "(sadpsgd-cifar-cnn hard-codes tanh)",
-    **{c.id: _TABLE3 for c in claims.load(PAPER) if c.id.startswith("sadpsgd.table3.")},
     "sadpsgd.sec4_4.lr1_5_accuracy": "Figure 4 sweep (MNIST, lr 1.5): not defined yet; GPU-scale",
     "sadpsgd.sec4_4.batch256_accuracy": "Figure 4 sweep (MNIST, B 256: 84 epochs to eps 3): not defined yet; GPU-scale",
     "sadpsgd.sec4_4.lr_floor": "Figure 4a sweep: the learning-rate grid and seeds are not given",
     "sadpsgd.sec4_4.q0_insensitive": "Figure 4c sweep: the Q0 grid and seeds are not given",
     "sadpsgd.sec4_4.mu0_plateau": "Figure 4d sweep: the mu0 grid and seeds are not given",
     "sadpsgd.sec1_3.fig1_trajectory": "Figure 1's simulation (linear regression) has no settings at all",
-    "sadpsgd.sec4_2.lowest_privacy_cost": "needs the Table 3 runs (" + _TABLE3 + "); the break-even "
-                                          "acceptance rates under sound accounting are computed in the chapter",
-    "sadpsgd.sec4_3.fig3_loss": "needs the paper-profile loss-vs-eps curves of all four schemes (AUTO-S missing)",
-    "sadpsgd.sec4_3.fig3_accuracy": "needs the paper-profile accuracy-vs-eps curves of all four schemes (AUTO-S missing)",
+    "sadpsgd.sec4_2.lowest_privacy_cost": _TABLE3 + "; the break-even acceptance rates under sound "
+                                          "accounting are computed in the chapter",
+    "sadpsgd.sec4_3.fig3_loss": "needs the paper-profile loss-vs-eps curves of all four schemes",
+    "sadpsgd.sec4_3.fig3_accuracy": "needs the paper-profile accuracy-vs-eps curves of all four schemes",
     "sadpsgd.sec4_3.table1_consistent": "needs the tuned runs, whose hyperparameters are not printed",
-    "sadpsgd.abstract.beats_sota": "needs the paper-profile Table 1 runs of every scheme (AUTO-S missing)",
+    "sadpsgd.abstract.beats_sota": "needs the paper-profile Table 1 runs of every scheme",
 }
 
 
@@ -389,6 +400,56 @@ def accuracy(record: dict) -> float:
 def acceptance_rate(record: dict) -> float:
     final = record["final"]
     return final["accepted_steps"] / final["steps"]
+
+
+def curve(record: dict) -> list[dict]:
+    """The run's test points in order (``eval_every`` points of every epoch)."""
+    return [point for epoch in record["epochs"] for point in epoch.get("curve", [])]
+
+
+def first_reaching(record: dict, ds: str, level: float) -> dict | None:
+    """The first test point with accuracy >= ``level`` (a fraction), with its eps under the
+    paper's accounting (Theorem 1: accepted steps; a baseline accepts all) and the sound one
+    (Theorem 1's formula over every candidate); None if the run never reaches it."""
+    for point in curve(record):
+        if point["test_acc"] >= level:
+            accepted, rejected = point["accepted_steps"], point["step"] - point["accepted_steps"]
+            return {**point, "eps_paper": eps_paper(ds, accepted),
+                    "eps_sound": eps_all(ds, accepted, rejected)}
+    return None
+
+
+def _table3_run(ds: str, key: str) -> str:
+    scheme = TABLE3_SCHEME[key]
+    return f"table1.{ds}.{scheme}" if scheme == "sa_dpsgd" else f"table3.{ds}.{scheme}"
+
+
+def _table3_claims(paper: dict[str, list[dict]]) -> list[Measurement]:
+    """Table 3: the paper-accounting eps at which each run's test accuracy first reaches the
+    level (None: never, within the run's budget), the sound eps beside it in the detail."""
+    out = []
+    for ds in DATASETS:
+        for level in table3_levels(ds):
+            target = _s(f"table3.{ds}.{level}.accuracy_level")
+            for key in TABLE3_SCHEME:
+                cid = f"sadpsgd.table3.{ds}.{level}.eps_{key}"
+                runs = paper.get(_table3_run(ds, key), [])
+                if not runs:
+                    out.append(measurement.missing(cid, _GPU if ds == "cifar10" else _TABLE3))
+                    continue
+                if not all(curve(r) for r in runs):
+                    out.append(measurement.missing(cid, "a record has no step-level test accuracy (eval_every)"))
+                    continue
+                hits = [first_reaching(r, ds, target) for r in runs]
+                detail = "; ".join(
+                    f"seed {r['spec']['seed']}: " + (
+                        f"step {h['step']} ({h['accepted_steps']} accepted), accuracy {100 * h['test_acc']:.2f}%, "
+                        f"eps {h['eps_paper']:.2f} (paper's accounting), {h['eps_sound']:.2f} (every candidate)"
+                        if h else f"never reached (best {100 * max(p['test_acc'] for p in curve(r)):.2f}%)")
+                    for r, h in zip(runs, hits))
+                out.append(measurement.training(cid, [h and h["eps_paper"] for h in hits], [r["id"] for r in runs],
+                                                detail))
+    return out
 
 
 def _describe(runs: list[dict]) -> str:
@@ -432,7 +493,7 @@ def measure(records: list[dict]) -> list[Measurement]:
     paper, quick = _current(records, "paper"), _current(records, "quick")
     out = _statement_claims()
     for ds in DATASETS:
-        for scheme in SCHEMES:
+        for scheme in (*SCHEMES, "non_dp"):
             cid, name = f"sadpsgd.table1.{ds}.{scheme}", f"table1.{ds}.{scheme}"
             if cid in NOT_RUN:
                 continue
@@ -443,4 +504,4 @@ def measure(records: list[dict]) -> list[Measurement]:
                 out.append(measurement.missing(cid, _GPU, _describe(quick[name])))
             else:
                 out.append(measurement.missing(cid, _GPU))
-    return out
+    return out + _table3_claims(paper)

@@ -4,7 +4,7 @@
   MNIST) and DPlis (Wang et al. 2021, Sec. 5; the authors' code fixes the layers, see
   REFERENCE.md "DPlis"), and with Tanh by SA-DPSGD (Fu et al. 2022, "4-layer CNN"; layers as in
   the first author's DPSUR code, REFERENCE.md "SA-DPSGD").
-* :class:`TanhCifarCNN`: the tanh CIFAR-10 CNN of Papernot et al. (AAAI 2021, "Tempered sigmoid
+* :class:`CifarCNN9`: the (tanh) CIFAR-10 CNN of Papernot et al. (AAAI 2021, "Tempered sigmoid
   activations for deep learning with differential privacy"), the DP-SGD/DP-SGD-TS model of DPIS
   (Sec. 5.1). The same layers are Tramer & Boneh's end-to-end CIFAR-10 CNN (their code) and the
   CIFAR-10 CNN of SA-DPSGD's lineage (DPSUR code; REFERENCE.md "SA-DPSGD").
@@ -47,20 +47,21 @@ class TutorialCNN(nn.Sequential):
         )
 
 
-class TanhCifarCNN(nn.Sequential):
-    """3x3 convolutions (padding 1) [32, 32, M, 64, 64, M, 128, 128, M] with Tanh (M = MaxPool(2)),
-    then Flatten Linear(128*4*4 = 2048, 128) Tanh Linear(128, classes), on 32x32 inputs."""
+class CifarCNN9(nn.Sequential):
+    """3x3 convolutions (padding 1) [32, 32, M, 64, 64, M, 128, 128, M] with ``activation``
+    (tanh in Papernot et al. and SA-DPSGD; M = MaxPool(2)), then Flatten Linear(128*4*4 = 2048,
+    128) activation Linear(128, classes), on 32x32 inputs."""
 
-    def __init__(self, in_channels: int = 3, num_classes: int = 10):
+    def __init__(self, in_channels: int = 3, num_classes: int = 10, activation: str = "tanh"):
         in_channels = validate.integer("in_channels", in_channels, minimum=1)
         num_classes = validate.integer("num_classes", num_classes, minimum=2)
         layers: list[nn.Module] = []
         for width in (32, 64, 128):
             for _ in range(2):
-                layers += [nn.Conv2d(in_channels, width, 3, padding=1), nn.Tanh()]
+                layers += [nn.Conv2d(in_channels, width, 3, padding=1), make_activation(activation)]
                 in_channels = width
             layers.append(nn.MaxPool2d(2))
-        super().__init__(*layers, nn.Flatten(), nn.Linear(128 * 4 * 4, 128), nn.Tanh(),
+        super().__init__(*layers, nn.Flatten(), nn.Linear(128 * 4 * 4, 128), make_activation(activation),
                          nn.Linear(128, num_classes))
 
 
@@ -98,10 +99,11 @@ def sadpsgd_cnn(num_classes: int = 10) -> nn.Module:
 @register("papernot-cifar-cnn", lambda num_classes=10:
           image_spec("papernot-cifar-cnn", _PAPERNOT, 3, 32, num_classes))
 def papernot_cifar_cnn(num_classes: int = 10) -> nn.Module:
-    return TanhCifarCNN(3, num_classes)
+    return CifarCNN9(3, num_classes)
 
 
-@register("sadpsgd-cifar-cnn", lambda num_classes=10:
+@register("sadpsgd-cifar-cnn", lambda activation="tanh", num_classes=10:
           image_spec("sadpsgd-cifar-cnn", _SADPSGD_CIFAR, 3, 32, num_classes))
-def sadpsgd_cifar_cnn(num_classes: int = 10) -> nn.Module:
-    return TanhCifarCNN(3, num_classes)
+def sadpsgd_cifar_cnn(activation: str = "tanh", num_classes: int = 10) -> nn.Module:
+    """``activation="relu"``: the DP-SGD (ReLU) baseline of SA-DPSGD Table 1."""
+    return CifarCNN9(3, num_classes, activation)

@@ -17,13 +17,13 @@ from dpnotes.accounting.registry import ACCOUNTANT_NAMES
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
 LR_SCHEDULES = ("constant", "cosine", "step", "warmup_linear")
-CLIP_MODES = ("flat", "per_layer")
+CLIP_MODES = ("flat", "per_layer", "auto-s")
 SAMPLINGS = ("poisson", "shuffle")
 NORMALIZATIONS = ("expected", "none")
 GRAD_BACKENDS = ("func", "opacus", "ghost")
 STEPS_RULES = ("floor", "round")
 DEFAULT_ACCOUNTANTS = ("rdp", "rdp-classic", "clt")
-LATER_FIELDS = {"lr_warmup": 0.15}  # field -> default (see TrainConfig.to_dict)
+LATER_FIELDS = {"lr_warmup": 0.15, "eval_every": None}  # field -> default (see TrainConfig.to_dict)
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,9 @@ class TrainConfig:
                            linearly to 0; Ghazi et al. 2021, App. B).
     clip                   C; None = no clipping (only with noise_multiplier 0).
     clip_mode              "flat": whole-gradient L2 norm <= C; "per_layer": each parameter
-                           tensor's norm <= C / sqrt(L) (L tensors), so the total is still <= C.
+                           tensor's norm <= C / sqrt(L) (L tensors), so the total is still <= C;
+                           "auto-s": AUTO-S, g_i C / (||g_i|| + 0.01) (Bu et al. 2022,
+                           "Automatic clipping"; norm < C, the same sensitivity as flat).
     noise_multiplier       sigma; 0 = no noise (and no privacy: epsilon is infinite).
     sampling               "poisson": each example independently with probability q (what
                            the accountants assume); "shuffle": fixed-size batches of a random
@@ -66,6 +68,9 @@ class TrainConfig:
                            kernels differ slightly even without noise).
     device                 "cpu" | "cuda" | "cuda:<i>" | "auto" (CUDA when present).
     eval_batch_size        batch size of the evaluation passes.
+    eval_every             also evaluate on the test set every this many steps (the epoch's
+                           ``curve``: step, accepted steps, test loss and accuracy); None = at
+                           epoch ends only. An accept rule's own test evaluation is reused.
     private                False: plain minibatch training (mean loss, no clip, no noise,
                            shuffled batches); build it with :meth:`non_private`.
     """
@@ -98,6 +103,7 @@ class TrainConfig:
     device: str = "cpu"
     eval_batch_size: int = 1024
     private: bool = True
+    eval_every: int | None = None
 
     def __post_init__(self):
         validate.integer("epochs", self.epochs, minimum=1)
@@ -145,6 +151,8 @@ class TrainConfig:
         if not (self.device in ("cpu", "cuda", "auto") or self.device.startswith("cuda:")):
             raise ValueError(f"device must be 'cpu', 'cuda', 'cuda:<i>' or 'auto', got {self.device!r}")
         validate.integer("eval_batch_size", self.eval_batch_size, minimum=1)
+        if self.eval_every is not None:
+            validate.integer("eval_every", self.eval_every, minimum=1)
         if not isinstance(self.private, bool):
             raise ValueError(f"private must be True or False, got {self.private!r}")
         self._check_combinations()
@@ -154,7 +162,7 @@ class TrainConfig:
             if self.clip is None and self.noise_multiplier > 0:
                 raise ValueError("noise_multiplier > 0 needs clip (the noise is scaled by C)")
             if self.clip is None and self.clip_mode != "flat":
-                raise ValueError("clip_mode='per_layer' needs clip")
+                raise ValueError(f"clip_mode={self.clip_mode!r} needs clip")
             return
         bad = {"clip": (self.clip, None), "noise_multiplier": (self.noise_multiplier, 0.0),
                "sampling": (self.sampling, "shuffle"), "accountants": (self.accountants, ()),

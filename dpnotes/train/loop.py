@@ -84,6 +84,9 @@ class TrainContext:
     accepted: int = 0
     stopped: str | None = None
     sample_weights: torch.Tensor | None = field(default=None, repr=False)
+    version: int = 0  # counts parameter changes (accepted steps), keys the evaluation cache
+    curve: list = field(default_factory=list)  # this epoch's eval_every points
+    _eval_cache: tuple[int, dict] | None = field(default=None, repr=False)
 
     def params(self) -> Params:
         return trainable(self.model)
@@ -100,6 +103,12 @@ class TrainContext:
         if y is None:
             raise ValueError("no test data was given")
         return evaluate(self.model, xs, y, self.loss_fn, self.config.eval_batch_size, params)
+
+    def evaluate_current(self) -> dict:
+        """Test loss and accuracy of the model as it is, computed once per parameter change."""
+        if self._eval_cache is None or self._eval_cache[0] != self.version:
+            self._eval_cache = (self.version, self.evaluate())
+        return self._eval_cache[1]
 
     def release(self, value: torch.Tensor, sensitivity: float, noise_multiplier: float) -> torch.Tensor:
         """``value + N(0, (noise_multiplier * sensitivity)^2)`` entrywise, and a
@@ -253,8 +262,15 @@ def _apply(ctx: TrainContext, info: dict, event) -> dict:
     ctx.optimizer.step()
     accepted = True
     if judge is not None:
-        evaluate_at = lambda params: ctx.evaluate(params)["loss"]  # noqa: E731
-        accepted = bool(judge.accept_step(ctx, old, ctx.params(), evaluate_at))
+        new, seen = ctx.params(), {}
+
+        def evaluate_at(params):
+            seen[id(params)] = ctx.evaluate(params)
+            return seen[id(params)]["loss"]
+
+        accepted = bool(judge.accept_step(ctx, old, new, evaluate_at))
+        if accepted and id(new) in seen:  # the accept rule's test pass is the new model's
+            ctx._eval_cache = (ctx.version + 1, seen[id(new)])
         if not accepted:
             with torch.no_grad():
                 for k, p in ctx.model.named_parameters():
@@ -262,9 +278,15 @@ def _apply(ctx: TrainContext, info: dict, event) -> dict:
                         p.copy_(old[k])
             ctx.optimizer.load_state_dict(old_state)
     ctx.accepted += accepted
+    ctx.version += accepted
     ctx.ledger.append(event if judge is None else CandidateStepDpEvent(event, accepted))
     info.update(step=ctx.step, accepted=accepted)
     ctx.step += 1
+    every = ctx.config.eval_every
+    if every is not None and ctx.step % every == 0 and ctx.test_targets is not None:
+        test = ctx.evaluate_current()
+        ctx.curve.append({"step": ctx.step, "accepted_steps": ctx.accepted,
+                          "test_loss": test["loss"], "test_acc": test["acc"]})
     for p in ctx.plugins:
         p.on_step_end(ctx, info)
     return info
@@ -337,6 +359,7 @@ def _check_target_reachable(ctx: TrainContext) -> None:
 def _run_epoch(ctx: TrainContext, epoch: int, progress: bool) -> dict:
     start = time.perf_counter()
     ctx.epoch, accepted_before, steps_before = epoch, ctx.accepted, ctx.step
+    ctx.curve = []
     for p in ctx.plugins:
         p.on_epoch_start(ctx, epoch)
     run = Running()
@@ -350,11 +373,13 @@ def _run_epoch(ctx: TrainContext, epoch: int, progress: bool) -> dict:
     if ctx.step == steps_before:  # stopped before the epoch's first step
         return None
     train_loss, train_acc = run.result()
-    test = ctx.evaluate() if ctx.test_targets is not None else {"loss": None, "acc": None}
+    test = ctx.evaluate_current() if ctx.test_targets is not None else {"loss": None, "acc": None}
     record = {"epoch": epoch + 1, "train_loss": train_loss, "train_acc": train_acc,
               "test_loss": test["loss"], "test_acc": test["acc"], "steps": ctx.step,
               "accepted_steps": ctx.accepted - accepted_before,
               "epsilon": _privacy(ctx, final=False)}
+    if ctx.config.eval_every is not None:
+        record["curve"] = ctx.curve
     for p in ctx.plugins:
         record.update(p.on_epoch_end(ctx, record) or {})
     record["wall_s"] = time.perf_counter() - start

@@ -20,6 +20,7 @@ from dpnotes.train.ghost import FactoredGrads
 from dpnotes.train.grads import Params, grad_norms, param_norms
 
 _TINY = 1e-6  # keeps ||g_i|| * factor <= C when ||g_i|| is 0 or at the float limit
+AUTO_S_GAMMA = 0.01  # AUTO-S stability constant (Bu et al. 2022, "Automatic clipping")
 
 
 def clip_factors(grads: Params | FactoredGrads, clip: float | None, mode: str = "flat",
@@ -30,10 +31,12 @@ def clip_factors(grads: Params | FactoredGrads, clip: float | None, mode: str = 
     ``mode="flat"``: one factor per example, min(1, C / ||g_i||) over all parameters.
     ``mode="per_layer"``: each of the L parameter tensors is clipped to C / sqrt(L), so the
     whole gradient still has norm <= C (the same sensitivity as flat clipping).
+    ``mode="auto-s"``: AUTO-S (Bu et al. 2022), every gradient normalised,
+    C / (||g_i|| + gamma) with gamma = :data:`AUTO_S_GAMMA`: norm below C, never above.
     ``weights`` (DPIS importance weights, one per example) multiply the gradient BEFORE
     clipping, so the sensitivity stays C whatever the weights. ``clip=None``: no clipping.
     """
-    validate.choice("mode", mode, ("flat", "per_layer"))
+    validate.choice("mode", mode, ("flat", "per_layer", "auto-s"))
     if clip is not None:
         validate.positive("clip", clip)
     names = list(grads.like if isinstance(grads, FactoredGrads) else grads)
@@ -46,6 +49,9 @@ def clip_factors(grads: Params | FactoredGrads, clip: float | None, mode: str = 
         return {k: w for k in names}
     if mode == "flat":
         f = w * (clip / (w.abs() * grad_norms(grads) + _TINY)).clamp(max=1.0)
+        return {k: f for k in names}
+    if mode == "auto-s":
+        f = w * clip / (w.abs() * grad_norms(grads) + AUTO_S_GAMMA)
         return {k: f for k in names}
     c = clip / math.sqrt(len(names))
     return {k: w * (c / (w.abs() * n + _TINY)).clamp(max=1.0) for k, n in param_norms(grads).items()}
