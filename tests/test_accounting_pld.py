@@ -38,7 +38,10 @@ def test_equals_dp_accounting_and_sits_between_its_bounds(q, sigma, steps, log_d
     delta, h = 10**log_delta, 1e-3
     ours = pld_epsilon([(q, sigma, steps)], delta, h)
     theirs = _theirs([(q, sigma, steps)], delta, h)
-    assert ours == pytest.approx(theirs, rel=1e-3, abs=2 * h)
+    if math.isinf(theirs):  # dp_accounting's eps overflows exp(-loss) beyond about 709; ours is in log space
+        assert ours > 700
+    else:
+        assert ours == pytest.approx(theirs, rel=1e-3, abs=2 * h)
     assert ours >= _theirs([(q, sigma, steps)], delta, h, pessimistic=False) - 1e-9
     assert ours <= rdp_epsilon(q, sigma, steps, delta, orders="tf-compute", conversion="improved")[0] + 1e-9
 

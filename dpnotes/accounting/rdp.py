@@ -33,15 +33,6 @@ def _log_add(a: float, b: float) -> float:
     return hi if lo == -math.inf else hi + math.log1p(math.exp(lo - hi))
 
 
-def _log_sub(a: float, b: float) -> float:
-    """log(e^a - e^b) for a >= b (-inf when equal)."""
-    if b == -math.inf:
-        return a
-    if a <= b:
-        return -math.inf
-    return a + math.log(-math.expm1(b - a))
-
-
 def log_erfc(x: float) -> float:
     """log(erfc(x)), finite far beyond where erfc underflows (the asymptotic series
     ``erfc(x) ~ exp(-x^2) / (x sqrt(pi)) * sum_n (-1)^n (2n-1)!! / (2x^2)^n`` for x > 25,
@@ -66,39 +57,57 @@ def _log_a_integer(q: float, sigma: float, alpha: int) -> float:
     return log_a
 
 
-def _log_a_fractional(q: float, sigma: float, alpha: float) -> float:
-    """log A_alpha at a fractional order: Mironov, Talwar, Zhang 2019, Sec. 3.3, the two series
-    split at z0 = sigma^2 log(1/q - 1) + 1/2, summed until their terms fall below e^-30."""
-    pos = [-math.inf, -math.inf]  # log of the positive and negative parts of the sum
-    neg = [-math.inf, -math.inf]
+def _log_erfc_array(x: np.ndarray) -> np.ndarray:
+    return np.array([log_erfc(float(v)) for v in x])
+
+
+def _log_a_fractional(q: float, sigma: float, alpha: np.ndarray) -> np.ndarray:
+    """log A_alpha at fractional orders (all at once): Mironov, Talwar, Zhang 2019, Sec. 3.3,
+    the two series split at z0 = sigma^2 log(1/q - 1) + 1/2, each order's summed until its
+    terms fall below e^-30 (and past i = alpha)."""
+    alpha = np.asarray(alpha, dtype=float)
     z0 = sigma**2 * math.log(1 / q - 1) + 0.5
-    log_binom, sign = 0.0, 1.0  # generalised binomial C(alpha, i), built up term by term
+    scale = math.sqrt(2) * sigma
+    pos = np.full((2, alpha.size), -np.inf)  # log of the positive and negative parts of each series
+    neg = np.full((2, alpha.size), -np.inf)
+    log_binom, sign = np.zeros(alpha.size), np.ones(alpha.size)  # generalised C(alpha, i), term by term
+    active = np.ones(alpha.size, dtype=bool)
     i = 0
-    while True:
+    while active.any():
         j = alpha - i
-        e0 = math.log(0.5) + log_erfc((i - z0) / (math.sqrt(2) * sigma))
-        e1 = math.log(0.5) + log_erfc((z0 - j) / (math.sqrt(2) * sigma))
+        e0 = math.log(0.5) + log_erfc((i - z0) / scale)
+        e1 = np.full(alpha.size, -np.inf)  # finished orders need no more terms
+        e1[active] = math.log(0.5) + _log_erfc_array((z0 - j[active]) / scale)
         t0 = log_binom + i * math.log(q) + j * math.log1p(-q) + (i * i - i) / (2 * sigma**2) + e0
         t1 = log_binom + j * math.log(q) + i * math.log1p(-q) + (j * j - j) / (2 * sigma**2) + e1
-        parts = pos if sign > 0 else neg
-        parts[0], parts[1] = _log_add(parts[0], t0), _log_add(parts[1], t1)
-        if max(t0, t1) < -30 and i > alpha:
-            break
+        for part, term in ((0, t0), (1, t1)):
+            target = np.where(sign > 0, pos[part], neg[part])
+            updated = np.where(active, np.logaddexp(target, term), target)
+            pos[part] = np.where(sign > 0, updated, pos[part])
+            neg[part] = np.where(sign > 0, neg[part], updated)
+        active &= ~((np.maximum(t0, t1) < -30) & (i > alpha))  # t1 = -inf only where inactive
         factor = alpha - i  # C(alpha, i + 1) = C(alpha, i) (alpha - i) / (i + 1)
         i += 1
-        log_binom += math.log(abs(factor)) - math.log(i)
-        sign *= 1.0 if factor > 0 else -1.0
-    return _log_add(_log_sub(pos[0], neg[0]), _log_sub(pos[1], neg[1]))
+        log_binom = log_binom + np.log(np.abs(factor)) - math.log(i)
+        sign = sign * np.where(factor > 0, 1.0, -1.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        parts = [np.where(neg[k] == -np.inf, pos[k], pos[k] + np.log(-np.expm1(neg[k] - pos[k]))) for k in (0, 1)]
+    return np.logaddexp(*[np.where(pos[k] <= neg[k], -np.inf, parts[k]) for k in (0, 1)])
 
 
-def _rdp_one_step(q: float, sigma: float, alpha: float) -> float:
-    """RDP at order ``alpha`` of one Poisson-subsampled Gaussian step."""
+def _rdp_one_step(q: float, sigma: float, alpha: np.ndarray) -> np.ndarray:
+    """RDP at each order of one Poisson-subsampled Gaussian step."""
+    alpha = np.asarray(alpha, dtype=float)
     if q == 1.0:
         return alpha / (2 * sigma**2)
-    if math.isinf(alpha):
-        return math.inf
-    log_a = _log_a_integer(q, sigma, int(alpha)) if float(alpha).is_integer() else _log_a_fractional(q, sigma, alpha)
-    return max(log_a, 0.0) / (alpha - 1)  # A_alpha >= 1 (Jensen); rounding can dip below
+    log_a = np.full(alpha.size, np.inf)
+    integer = np.array([a.is_integer() for a in alpha.tolist()], dtype=bool) & np.isfinite(alpha)
+    log_a[integer] = [_log_a_integer(q, sigma, int(a)) for a in alpha[integer]]
+    fractional = ~integer & np.isfinite(alpha)
+    if fractional.any():
+        log_a[fractional] = _log_a_fractional(q, sigma, alpha[fractional])
+    with np.errstate(invalid="ignore"):
+        return np.maximum(log_a, 0.0) / (alpha - 1)  # A_alpha >= 1 (Jensen); rounding can dip below
 
 
 ORDERS: dict[str, tuple[float, ...]] = {
@@ -159,7 +168,7 @@ def subsampled_gaussian_rdp(q: float, sigma: float, steps: float, orders) -> np.
     """
     q, sigma, steps = _check_sgm(q, sigma, steps)
     a = resolve_orders(orders)
-    return np.array([steps * _rdp_one_step(q, sigma, float(alpha)) for alpha in a], dtype=float)
+    return steps * _rdp_one_step(q, sigma, a)
 
 
 def _epsilons(rdp: np.ndarray, a: np.ndarray, delta: float, conversion: str) -> np.ndarray:
