@@ -88,8 +88,14 @@ def noise_multiplier(
     accountant: str = "rdp",
     orders: str | Sequence[float] | None = None,
     tol: float = 1e-6,
+    digits: int | None = None,
 ) -> float:
     """The smallest noise multiplier sigma (to relative ``tol``) with eps(sigma) <= target.
+
+    ``digits``: instead, the smallest sigma with that many significant digits whose eps is
+    <= target. Run configs use it: a root found to ``tol`` moves in its last digits with any
+    change to an accountant's arithmetic (and with it a run's spec id); a grid far coarser
+    than ``tol`` does not, unless the root lies within float noise of a grid point.
 
     ``accountant`` names one accountant of :data:`~dpnotes.accounting.accountants.SGM_ACCOUNTANTS`
     (``rdp``, ``rdp-classic``, ``clt``, ``prv``, ``pld``, ...). For ``prv`` the UPPER bound
@@ -117,7 +123,21 @@ def noise_multiplier(
         sigma = _solve_log_sigma(eps_of, target, tol)
     while eps_of(sigma) > target:  # the root finder may stop just below the root
         sigma *= 1 + tol
-    return sigma
+    return sigma if digits is None else _on_grid(sigma, eps_of, target, validate.integer("digits", digits, minimum=1))
+
+
+def _on_grid(sigma: float, eps_of: Callable[[float], float], target: float, digits: int) -> float:
+    """The smallest sigma of ``digits`` significant digits with eps_of(sigma) <= target, from a
+    ``sigma`` at most a step above the root (eps decreases in sigma)."""
+    exponent = math.floor(math.log10(sigma)) - digits + 1
+    step = 10.0**exponent
+    k = math.floor(sigma / step)
+    value = lambda k: float(f"{k * step:.{max(-exponent, 0)}f}")  # noqa: E731  exact decimal
+    while k > 1 and eps_of(value(k - 1)) <= target:
+        k -= 1
+    while eps_of(value(k)) > target:
+        k += 1
+    return value(k)
 
 
 def max_steps(

@@ -76,6 +76,9 @@ def _n_train(dataset: str) -> int:
 # --------------------------------------------------------------------------------------
 # DP-SGD and the DPIS schedule as the paper accounts them (Section 4.1).
 
+SIGMA_DIGITS = 4  # DP-SGD-HF's calibrated sigma in a run config: the smallest 4-digit one meeting eps
+
+
 def dpsgd_ledger(sigma: float, batch_size: float, n: float, epochs: float) -> Ledger:
     """DP-SGD: ``epochs * n / b`` (fractional, T = |D|/b) Poisson-sampled Gaussian steps."""
     sigma, batch_size, n = (validate.positive(k, v) for k, v in
@@ -276,7 +279,7 @@ def _config(profile: str, data: str, method: str, epsilon: float, seed: int = 0)
     else:  # DP-SGD-HF: the same features and CNN, sigma for the same eps (paper's accountant)
         method_config = {}
         train["noise_multiplier"] = noise_multiplier(epsilon, train["batch_size"] / n, steps, train["delta"],
-                                                     accountant=ACCOUNTANT)
+                                                     accountant=ACCOUNTANT, digits=SIGMA_DIGITS)
     tag = "dpis" if method == "dpis" else "dpsgd_hf"
     return {"paper": PAPER, "profile": profile, "experiment": f"{DATASETS[data]}.eps{epsilon:g}.{tag}",
             "seed": seed, "model": MODEL, "model_kwargs": dict(MODEL_KWARGS), "dataset": data,
