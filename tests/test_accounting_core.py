@@ -232,3 +232,16 @@ def test_prv_calibration():
 def test_invalid_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("accountant", ["rdp", "clt", "rdp-classic"])
+def test_noise_multiplier_on_a_digit_grid_is_the_smallest_grid_value_meeting_the_budget(accountant):
+    from dpnotes.accounting import epsilon, noise_multiplier
+
+    q, steps, delta = 0.01, 5000, 1e-5
+    root = noise_multiplier(2.0, q, steps, delta, accountant=accountant)
+    grid = noise_multiplier(2.0, q, steps, delta, accountant=accountant, digits=3)
+    step = 10.0 ** (math.floor(math.log10(grid)) - 2)
+    assert root <= grid < root + step and float(f"{grid:.3g}") == grid
+    eps = lambda s: epsilon(q, s, steps, delta, accountant)[accountant]["epsilon"]  # noqa: E731
+    assert eps(grid) <= 2.0 < eps(round(grid - step, 6))

@@ -147,7 +147,10 @@ def test_smoke_configs_use_the_papers_settings():
     t = sgd["train"]
     sigma = dpis.noise_multiplier(eps, t["batch_size"] / n, t["steps_per_epoch"] * t["epochs"], t["delta"],
                                   accountant="dpis")
-    assert t["noise_multiplier"] == pytest.approx(sigma)
+    # the smallest 4-significant-digit sigma meeting eps: at most one grid step above the root
+    assert sigma <= t["noise_multiplier"] < sigma * (1 + 1e-3) and float(f"{t['noise_multiplier']:.4g}") == t["noise_multiplier"]
+    assert dpis.dpsgd_epsilon(t["noise_multiplier"], t["batch_size"], n, t["epochs"] * t["steps_per_epoch"]
+                              * t["batch_size"] / n, t["delta"]) <= eps
     assert t["momentum"] == claims.setting("dpis.setup.momentum") and t["optimizer"] == "momentum"
 
 
