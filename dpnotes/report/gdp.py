@@ -369,7 +369,7 @@ def table1_rounding() -> dict[str, int]:
 def clt_gap_frame():
     """Beyond the paper: at each setting of Tables 1-4, the CLT's eps against two tight
     accountants of the same Poisson-subsampled Gaussian ledger, priced by the accountant
-    registry: PLD (dp_accounting, pessimistic; an upper bound) and PRV (with error bounds).
+    registry: PLD (pessimistic, connect the dots; an upper bound) and PRV (with error bounds).
     "CLT under-states by" is the PRV lower bound minus the CLT eps (> 0: the CLT claims less
     privacy loss than the mechanism certainly has); relative to the PLD eps."""
     import pandas as pd
