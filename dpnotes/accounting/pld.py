@@ -175,8 +175,9 @@ def _epsilon(pmf: _Pmf, h: float, delta: float) -> float:
 def pld_epsilon(mechanisms: Sequence[tuple[float, float, int]], delta: float, discretization: float = 1e-4) -> float:
     """eps at ``delta`` of the composition of ``(q, sigma, count)`` Poisson-subsampled Gaussian
     mechanisms (q = 1: the Gaussian mechanism), pessimistic PLD on a loss grid of spacing
-    ``discretization``: an upper bound, within about ``discretization`` per step of the truth
-    at worst and much closer in practice. ``count`` must be an integer >= 1."""
+    ``discretization``: an upper bound. Connecting the dots keeps E[e^-L] exact, so the error
+    does not grow with the number of steps (tests: within 1e-3 of the exact Gaussian mechanism
+    at grid 1e-4; equal to dp_accounting's to 1e-3). ``count`` must be an integer >= 1."""
     delta = validate.probability("delta", delta, high_open=True)
     h = validate.positive("discretization", discretization)
     mechanisms = [(validate.probability("q", q), validate.positive("sigma", sigma),
