@@ -13,10 +13,11 @@ adjacency has two dominating pairs (P, Q), with ``m(x) = (1 - q) + q exp((2x - 1
 
 For each pair, ``delta(eps) = P(L = inf) + E_P[(1 - exp(eps - L))_+]`` (the hockey-stick
 divergence), composition adds independent losses (their PMFs convolve), and the mechanism is
-(eps, delta)-DP at the larger eps of the two pairs. The integrand is non-decreasing in L, so
-moving probability mass to a larger loss can only increase delta(eps): every approximation
-here does exactly that, and the eps returned is an upper bound (up to float rounding of the
-FFT, about 1e-16 per grid point, as in dp_accounting):
+(eps, delta)-DP at the larger eps of the two pairs. The integrand is non-decreasing in L and
+convex in e^-L, so moving probability mass to a larger loss, or spreading it over two losses
+with the same E_P[e^-L], can only increase delta(eps), for every eps, and the increase survives
+composition. Every approximation here is one of the two, so the eps returned is an upper bound
+(up to float rounding of the FFT, about 1e-16 per grid point, as in dp_accounting):
 
 * each step's losses are spread onto the grid ``k h`` keeping E_P[e^-L] ("connect the dots",
   :func:`_single_step`): no drift with the number of steps, unlike rounding every loss up;
@@ -36,7 +37,7 @@ import numpy as np
 from dpnotes import validate
 from dpnotes.accounting.grid import check_pld_points
 
-TAIL = 1e-15  # mass moved to +inf or up to the lowest kept loss at each truncation
+TAIL = 1e-15  # composed mass allowed outside the FFT window; added to the mass at +inf
 _Z_TAIL = 8.3  # P(N(0, 1) > 8.3) < 1e-16: the noise range a single step's grid covers
 _erfc = np.frompyfunc(math.erfc, 1, 1)
 
