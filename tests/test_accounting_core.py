@@ -245,3 +245,18 @@ def test_noise_multiplier_on_a_digit_grid_is_the_smallest_grid_value_meeting_the
     assert root <= grid < root + step and float(f"{grid:.3g}") == grid
     eps = lambda s: epsilon(q, s, steps, delta, accountant)[accountant]["epsilon"]  # noqa: E731
     assert eps(grid) <= 2.0 < eps(round(grid - step, 6))
+
+
+def test_noise_multiplier_digits_must_be_a_positive_integer():
+    from dpnotes.accounting import noise_multiplier
+
+    with pytest.raises(ValueError, match="digits"):
+        noise_multiplier(2.0, 0.01, 5000, 1e-5, digits=0)
+
+
+def test_pure_accountant_refuses_gaussian_mechanisms():
+    from dpnotes.accounting import UnsupportedEventError, accountant
+
+    with pytest.raises(UnsupportedEventError, match="pure"):
+        accountant("pure").price_mechanisms([(0.01, 1.0, 10)], 1e-5)
+    assert not accountant("pure").prices_gaussians and accountant("pld").prices_gaussians

@@ -100,10 +100,10 @@ def _rdp_one_step(q: float, sigma: float, alpha: np.ndarray) -> np.ndarray:
     alpha = np.asarray(alpha, dtype=float)
     if q == 1.0:
         return alpha / (2 * sigma**2)
-    log_a = np.full(alpha.size, np.inf)
-    integer = np.array([a.is_integer() for a in alpha.tolist()], dtype=bool) & np.isfinite(alpha)
+    log_a = np.empty(alpha.size)
+    integer = np.array([a.is_integer() for a in alpha.tolist()], dtype=bool)
     log_a[integer] = [_log_a_integer(q, sigma, int(a)) for a in alpha[integer]]
-    fractional = ~integer & np.isfinite(alpha)
+    fractional = ~integer
     if fractional.any():
         log_a[fractional] = _log_a_fractional(q, sigma, alpha[fractional])
     with np.errstate(invalid="ignore"):
