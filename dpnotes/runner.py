@@ -21,21 +21,28 @@ from dpnotes.results import PROFILES, Store
 from dpnotes.spec import RunSpec
 
 
-def select(configs: list[dict], only: str | None) -> list[dict]:
-    """Configs whose ``experiment`` matches the glob ``only`` (all if ``None``)."""
-    if only is None:
-        return configs
-    chosen = [c for c in configs if fnmatch.fnmatch(c["experiment"], only)]
-    if not chosen:
-        names = sorted({c["experiment"] for c in configs})
-        raise ValueError(f"--only {only!r} matches no experiment; available: {', '.join(names) or 'none'}")
+def select(configs: list[dict], only: str | None, seeds=None) -> list[dict]:
+    """Configs whose ``experiment`` matches the glob ``only`` (all if ``None``) and whose seed
+    is in ``seeds`` (all if ``None``)."""
+    chosen = configs
+    if only is not None:
+        chosen = [c for c in chosen if fnmatch.fnmatch(c["experiment"], only)]
+        if not chosen:
+            names = sorted({c["experiment"] for c in configs})
+            raise ValueError(f"--only {only!r} matches no experiment; available: {', '.join(names) or 'none'}")
+    if seeds is not None:
+        available = sorted({c["seed"] for c in chosen})
+        chosen = [c for c in chosen if c["seed"] in set(seeds)]
+        if not chosen:
+            raise ValueError(f"--seeds {','.join(map(str, seeds))} matches no run; available seeds: "
+                             f"{','.join(map(str, available))}")
     return chosen
 
 
-def specs(paper: str, profile: str, only: str | None = None) -> list[RunSpec]:
-    """The resolved specs of ``paper``'s configs at ``profile`` (matching ``only``)."""
+def specs(paper: str, profile: str, only: str | None = None, seeds=None) -> list[RunSpec]:
+    """The resolved specs of ``paper``'s configs at ``profile`` (matching ``only`` and ``seeds``)."""
     validate.choice("profile", profile, PROFILES)
-    return [experiments.resolve(c) for c in select(experiments.module(paper).configs(profile), only)]
+    return [experiments.resolve(c) for c in select(experiments.module(paper).configs(profile), only, seeds)]
 
 
 def finished_line(record: dict) -> str:
@@ -46,7 +53,7 @@ def finished_line(record: dict) -> str:
             f"{record['provenance']['wall_time_s']:.1f} s")
 
 
-def run_paper(paper: str, profile: str = "quick", *, only: str | None = None, device: str = "cpu",
+def run_paper(paper: str, profile: str = "quick", *, only: str | None = None, seeds=None, device: str = "cpu",
               run_missing: bool = True, store: Store | None = None, progress: bool = True,
               executor=None) -> list[dict]:
     """Records for every config of ``paper`` at ``profile`` (in config order), running the
@@ -60,7 +67,7 @@ def run_paper(paper: str, profile: str = "quick", *, only: str | None = None, de
     validate.choice("profile", profile, PROFILES)
     validate.choice("device", device, executors.DEVICES)
     store = store or Store()
-    todo = specs(paper, profile, only)
+    todo = specs(paper, profile, only, seeds)
     stored = {spec.id: store.get(spec) for spec in todo}
     missing = list({spec.id: spec for spec in todo if stored[spec.id] is None}.values())
     if run_missing and missing:

@@ -114,11 +114,18 @@ def test_run_without_missing_returns_only_stored(tmp_path, fake):
     ({"profile": "huge"}, "profile must be one of"),
     ({"only": "nope*"}, "matches no experiment"),
     ({"device": "tpu"}, "device must be one of"),
+    ({"seeds": (9,)}, "--seeds 9 matches no run; available seeds: 0"),
 ])
 def test_runner_rejects_bad_input(tmp_path, fake, kwargs, message):
     args = {"profile": "smoke", **kwargs}
     with pytest.raises(ValueError, match=message):
         runner.run_paper("gdp", args.pop("profile"), store=Store(tmp_path), progress=False, **args)
+
+
+def test_seeds_select_runs():
+    configs = [{"experiment": e, "seed": s} for s in (0, 1, 2) for e in ("a.x", "b.x")]
+    assert runner.select(configs, "a.*", (0, 2)) == [configs[0], configs[4]]
+    assert runner.select(configs, None, None) == configs
 
 
 def test_unknown_paper():

@@ -15,6 +15,8 @@ def register(sub) -> None:
     p.add_argument("--profile", choices=PROFILES, default="quick",
                    help="smoke (seconds), quick (minutes on a laptop CPU; default), paper (the paper's settings)")
     p.add_argument("--only", metavar="PATTERN", help="run only experiments matching this glob, e.g. 'table1.*'")
+    p.add_argument("--seeds", type=_seeds, metavar="LIST",
+                   help="run only these seeds, comma-separated, e.g. '0' or '0,1'")
     p.add_argument("--device", choices=("cpu", "cuda", "auto"), default="auto",
                    help="where to train (default: cuda if available)")
     p.add_argument("--results", metavar="DIR", help="results store (default: $DPNOTES_RESULTS or ./results)")
@@ -40,6 +42,18 @@ def register(sub) -> None:
     p.set_defaults(func=main)
 
 
+def _seeds(text: str) -> tuple[int, ...]:
+    import argparse
+
+    try:
+        seeds = tuple(int(t) for t in text.split(","))
+    except ValueError:
+        seeds = ()
+    if not seeds or min(seeds) < 0:
+        raise argparse.ArgumentTypeError(f"--seeds takes non-negative integers separated by commas, got {text!r}")
+    return seeds
+
+
 def main(args) -> int:
     from dpnotes import executors
     from dpnotes.runner import run_paper, specs
@@ -50,7 +64,7 @@ def main(args) -> int:
     if args.dry_run:
         from dpnotes.executors.cost import plan
 
-        lines = plan(specs(args.paper, args.profile, args.only), store)
+        lines = plan(specs(args.paper, args.profile, args.only, args.seeds), store)
         print("\n".join(lines) or f"{args.paper} has no experiments at profile {args.profile!r} yet")
         return 0
     ray_options = {"address": args.address, "gpus_per_run": args.gpus_per_run,
@@ -67,7 +81,7 @@ def main(args) -> int:
         executor = executors.create("local")
     else:
         executor = executors.create("ray", threads=args.threads, **given)
-    records = run_paper(args.paper, args.profile, only=args.only, device=args.device, store=store,
+    records = run_paper(args.paper, args.profile, only=args.only, seeds=args.seeds, device=args.device, store=store,
                         progress=not args.no_progress, executor=executor)
     print(f"{args.paper} [{args.profile}]: {len(records)} record(s) in {store.root}")
     return 0
