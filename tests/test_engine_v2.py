@@ -49,13 +49,15 @@ _CHANGES = {"epochs": 2, "batch_size": 32, "lr": 0.2, "optimizer": "adam", "weig
             "normalize": "none", "grad_backend": "opacus", "steps_per_epoch": 3, "delta": 1e-6,
             "accountants": ["rdp"], "seed": 1, "eval_batch_size": 7, "target_epsilon": 50.0,
             "target_accountant": "clt", "max_accepted_steps": 5, "eps_adam": 1e-6,
-            "betas": [0.8, 0.9], "lr_warmup": 0.3, "eval_every": 5}
+            "betas": [0.8, 0.9], "lr_warmup": 0.3, "eval_every": 5,
+            "stop_accuracy": 0.5}
 
 
 @pytest.mark.parametrize("field", [f.name for f in dataclasses.fields(TrainConfig)
                                    if f.name not in ("device", "private", "momentum")])
 def test_changing_any_train_field_changes_the_id(field):
     extra = {"optimizer": "adam"} if field in ("betas", "eps_adam") else {}
+    extra = {"eval_every": 5} if field == "stop_accuracy" else extra
     assert _id(_base_config(**extra, **{field: _CHANGES[field]})) != _id(_base_config(**extra))
 
 

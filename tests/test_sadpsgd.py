@@ -189,6 +189,8 @@ def test_paper_profile_runs_to_the_papers_budgets_with_enough_epochs():
         # few steps for the baselines; Table 1's baseline runs need only their end
         want = 1 if s.method == "sadpsgd" else sa.TABLE3_EVAL_EVERY if table == "table3" else None
         assert s.train.get("eval_every") == want
+        # a Table 3 baseline may stop at the top level: nothing after it is read
+        assert s.train.get("stop_accuracy") == (sa.top_level(ds) if want == sa.TABLE3_EVAL_EVERY else None)
         assert s.train["clip_mode"] == ("auto-s" if scheme == "dpsgd_auto_s" else "flat")
         assert (s.model_kwargs.get("activation") == "relu") == (scheme == "dpsgd")
     # every Table 1 scheme we can run has a run on every dataset, the ReLU CIFAR-10 CNN included

@@ -38,6 +38,28 @@ def test_eval_every_changes_nothing_else_and_is_left_out_of_the_spec_by_default(
         CFG.replace(eval_every=0)
 
 
+def test_stop_accuracy_stops_right_after_the_first_point_at_the_level():
+    full, _ = _run(CFG.replace(eval_every=1))
+    points = [p for e in full["epochs"] for p in e["curve"]]
+    level = sorted({p["test_acc"] for p in points})[-2]  # reached, not at the first point
+    first = next(p for p in points if p["test_acc"] >= level)
+    stopped, _ = _run(CFG.replace(eval_every=1, stop_accuracy=level))
+    got = [p for e in stopped["epochs"] for p in e["curve"]]
+    assert got == points[:points.index(first) + 1]
+    assert stopped["final"]["stopped_by"] == "stop_accuracy" and stopped["final"]["steps"] == first["step"]
+    assert full["final"]["stopped_by"] == "epochs"
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"eval_every": 2, "stop_accuracy": 0.0}, r"stop_accuracy must be in \(0, 1\]"),
+    ({"eval_every": 2, "stop_accuracy": 1.5}, r"stop_accuracy must be in \(0, 1\]"),
+    ({"stop_accuracy": 0.9}, "stop_accuracy needs eval_every"),
+])
+def test_stop_accuracy_bad_input(changes, message):
+    with pytest.raises(ValueError, match=message):
+        CFG.replace(**changes)
+
+
 class CountingSA(sadpsgd.SADPSGD):
     """SA-DPSGD counting the test passes of the whole run (its own and the loop's)."""
 

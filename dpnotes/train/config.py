@@ -23,7 +23,7 @@ NORMALIZATIONS = ("expected", "none")
 GRAD_BACKENDS = ("func", "opacus", "ghost")
 STEPS_RULES = ("floor", "round")
 DEFAULT_ACCOUNTANTS = ("rdp", "rdp-classic", "clt")
-LATER_FIELDS = {"lr_warmup": 0.15, "eval_every": None}  # field -> default (see TrainConfig.to_dict)
+LATER_FIELDS = {"lr_warmup": 0.15, "eval_every": None, "stop_accuracy": None}  # field -> default (see TrainConfig.to_dict)
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,9 @@ class TrainConfig:
     eval_every             also evaluate on the test set every this many steps (the epoch's
                            ``curve``: step, accepted steps, test loss and accuracy); None = at
                            epoch ends only. An accept rule's own test evaluation is reused.
+    stop_accuracy          stop once an ``eval_every`` point reaches this test accuracy (a
+                           fraction in (0, 1]): nothing after it is measured (SA-DPSGD's
+                           Table 3 asks only when a level is first reached); None = no stop.
     private                False: plain minibatch training (mean loss, no clip, no noise,
                            shuffled batches); build it with :meth:`non_private`.
     """
@@ -104,6 +107,7 @@ class TrainConfig:
     eval_batch_size: int = 1024
     private: bool = True
     eval_every: int | None = None
+    stop_accuracy: float | None = None
 
     def __post_init__(self):
         validate.integer("epochs", self.epochs, minimum=1)
@@ -153,6 +157,10 @@ class TrainConfig:
         validate.integer("eval_batch_size", self.eval_batch_size, minimum=1)
         if self.eval_every is not None:
             validate.integer("eval_every", self.eval_every, minimum=1)
+        if self.stop_accuracy is not None:
+            validate.probability("stop_accuracy", self.stop_accuracy, low_open=True)
+            if self.eval_every is None:
+                raise ValueError("stop_accuracy needs eval_every (the test points it is checked at)")
         if not isinstance(self.private, bool):
             raise ValueError(f"private must be True or False, got {self.private!r}")
         self._check_combinations()

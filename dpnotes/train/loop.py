@@ -287,6 +287,9 @@ def _apply(ctx: TrainContext, info: dict, event) -> dict:
         test = ctx.evaluate_current()
         ctx.curve.append({"step": ctx.step, "accepted_steps": ctx.accepted,
                           "test_loss": test["loss"], "test_acc": test["acc"]})
+        target = ctx.config.stop_accuracy
+        if target is not None and test["acc"] >= target:
+            ctx.stopped = "stop_accuracy"
     for p in ctx.plugins:
         p.on_step_end(ctx, info)
     return info
@@ -325,8 +328,11 @@ def _target_epsilon(ctx: TrainContext, event) -> float:
 
 def _must_stop(ctx: TrainContext) -> bool:
     """Stop before a step that would exceed ``target_epsilon`` (an accept rule's step counted
-    as accepted), or once ``max_accepted_steps`` steps were accepted."""
+    as accepted), once ``max_accepted_steps`` steps were accepted, or after a step whose test
+    point reached ``stop_accuracy``."""
     cfg = ctx.config
+    if ctx.stopped is not None:  # set by a step (stop_accuracy)
+        return True
     if cfg.max_accepted_steps is not None and ctx.accepted >= cfg.max_accepted_steps:
         ctx.stopped = "max_accepted_steps"
     elif cfg.target_epsilon is not None:
