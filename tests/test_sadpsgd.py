@@ -221,6 +221,93 @@ def test_table3_reads_the_first_point_at_the_level_under_both_accountings():
     assert got["sadpsgd.table3.cifar10.acc0_52.eps_s"].kind == "missing"
 
 
+def _sa_record(rows, mu0=2, rid="sa"):
+    """A fake SA-DPSGD record from (accepted, test_loss) per candidate, one test point per step."""
+    points, tau = [], 0
+    for step, (accepted, loss) in enumerate(rows, 1):
+        tau += accepted
+        points.append({"step": step, "accepted_steps": tau, "test_loss": loss, "test_acc": 0.5})
+    return {"id": rid, "spec": {"seed": 0, "method_config": {"Q0": 10.0, "mu0": mu0}},
+            "epochs": [{"curve": points[:3]}, {"curve": points[3:]}]}
+
+
+def test_decisions_classify_every_candidate_from_the_test_losses():
+    rows = [(1, 1.0), (0, 1.0), (0, 1.0), (1, 1.2), (1, 1.1), (1, 1.15), (0, 1.15), (1, 1.25)]
+    got = sa.decisions(_sa_record(rows))
+    assert [d["kind"] for d in got] == ["first", "rejected", "rejected", "forced", "downhill", "uphill",
+                                        "rejected", "uphill"]
+    assert [d["mu"] for d in got] == [0, 0, 1, 2, 0, 0, 0, 1]
+    assert [None if d["delta_e"] is None else round(d["delta_e"], 6) for d in got] == \
+        [None, None, None, 0.2, -0.1, 0.05, None, 0.1]
+    assert sa.last_uphill(_sa_record(rows)) == 5
+    assert sa.last_uphill(_sa_record(rows[:5])) is None
+    # a first candidate rejected: the second's Delta E is measured against J(w_0), now known
+    assert [d["kind"] for d in sa.decisions(_sa_record([(0, 2.0), (1, 1.9)]))] == ["rejected", "downhill"]
+    # mu0 = None (never forced): an uphill accept after many rejections is Eq. 3's draw
+    assert sa.decisions(_sa_record(rows, mu0=None))[3]["kind"] == "uphill"
+    sparse = _sa_record(rows)
+    sparse["epochs"][1]["curve"].pop(0)
+    with pytest.raises(ValueError, match="eval_every=1"):
+        sa.decisions(sparse)
+
+
+def test_acceptance_frame_and_findings_come_from_the_records():
+    from dpnotes.report import sadpsgd as report
+
+    rows = [(1, 1.0), (0, 1.0), (0, 1.0), (1, 1.2), (1, 1.1), (1, 1.15), (0, 1.15), (1, 1.25)]
+    record = _sa_record(rows)
+    record["spec"].update(profile="paper", method="sadpsgd", experiment="table1.mnist.sa_dpsgd",
+                          train={"eval_every": 1})
+    record["final"] = {"steps": 8, "accepted_steps": 5, "test_acc": 0.5}
+    record["privacy"] = {"epsilon": {sa.ACCEPTED_ONLY: {"epsilon": sa.eps_paper("mnist", 5)}}}
+    quick = {**record, "spec": {**record["spec"], "profile": "quick"}}
+    frame = report.acceptance_frame([record, quick])
+    assert len(frame) == 1
+    row = frame.loc[("mnist", 0)]
+    assert row["acceptance rate"] == 5 / 8 and (row["downhill"], row["uphill"], row["forced"], row["rejected"]) == (1, 2, 1, 3)
+    assert row["all candidates (Thm 1 formula)"] == pytest.approx(sa.eps_all("mnist", 5, 3), abs=1e-4)
+    assert row["pld (sound)"] <= row["all candidates (Thm 1 formula)"]
+    text = " ".join(report.measured_findings(frame))
+    assert "measured acceptance 62.5%" in text and "tau = 5 (Q = 50)" in text
+    assert report.measured_findings(report.acceptance_frame([quick])) == []
+
+
+def _acc_run(acc, rid):
+    return {"id": rid, "spec": {"seed": 0}, "final": {"test_acc": acc}}
+
+
+def test_beats_sota_fails_on_one_dataset_and_waits_for_the_others_otherwise():
+    def runs(ds, sa_acc):
+        accs = {"sa_dpsgd": sa_acc, "dpsgd_tanh": 0.90, "dpsgd": 0.80, "dpsgd_auto_s": 0.91}
+        return {f"table1.{ds}.{k}": [_acc_run(a, f"{ds}.{k}")] for k, a in accs.items()}
+
+    fails = sa._beats_sota({**runs("mnist", 0.95), **runs("fmnist", 0.905)})
+    assert fails.kind == "statement" and fails.values == (False,)
+    assert "auto_s 91.00%" in fails.detail and len(fails.record_ids) == 8
+    waits = sa._beats_sota({**runs("mnist", 0.95), **runs("fmnist", 0.95)})
+    assert waits.kind == "missing" and "(cifar10)" in waits.basis and "mnist: SA-DPSGD 95.00%" in waits.detail
+    holds = sa._beats_sota({**runs("mnist", 0.95), **runs("fmnist", 0.95), **runs("cifar10", 0.95)})
+    assert holds.values == (True,)
+
+
+def test_lowest_privacy_cost_compares_mean_eps_per_level():
+    levels = [claims.setting(f"sadpsgd.table3.mnist.{lv}.accuracy_level") for lv in sa.table3_levels("mnist")]
+
+    def run(reach, rid):  # reaches level i after reach[i] steps, all accepted
+        points = [{"step": st, "accepted_steps": st, "test_loss": 0.1, "test_acc": lv}
+                  for st, lv in zip(reach, levels)]
+        return {"id": rid, "spec": {"seed": 0}, "epochs": [{"curve": points}]}
+
+    base = {"table3.mnist.dpsgd": [run([900, 1800, 4000], "d")], "table3.mnist.dpsgd_tanh": [run([800, 1500, 3000], "h")],
+            "table3.mnist.dpsgd_auto_s": [run([800, 1500, 3000], "a")]}
+    m = sa._lowest_privacy_cost({**base, "table1.mnist.sa_dpsgd": [run([700, 1300, 2500], "s")]})
+    assert m.kind == "missing" and "gap grows" in m.detail  # holds on MNIST, the others not run
+    m = sa._lowest_privacy_cost({**base, "table1.mnist.sa_dpsgd": [run([700, 1450, 2500], "s")]})
+    assert m.values == (False,) and "gap does not grow" in m.detail
+    m = sa._lowest_privacy_cost({**base, "table1.mnist.sa_dpsgd": [run([850, 1300, 2500], "s")]})
+    assert m.values == (False,)
+
+
 def test_bad_inputs_name_the_parameter():
     with pytest.raises(ValueError, match="profile"):
         sa.configs("huge")

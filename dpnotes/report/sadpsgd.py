@@ -37,10 +37,27 @@ def break_even_frame() -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["dataset", "level"]).round({"break_even_rate": 3})
 
 
-def figure(axes) -> None:
+def sa_runs(records: list[dict]) -> list[dict]:
+    """The paper-profile SA-DPSGD records with a test point at every candidate."""
+    return [r for r in records if r["spec"]["profile"] == "paper" and r["spec"]["method"] == "sadpsgd"
+            and r["spec"]["train"].get("eval_every") == 1]
+
+
+def _dataset_of(record: dict) -> str:
+    return record["spec"]["experiment"].split(".")[1]
+
+
+def figure(axes, records=()) -> None:
     """eps against accepted steps: Theorem 1 (accepted only) and Theorem 1's formula over all
-    candidates at several acceptance rates, one panel per dataset, up to tau at the budget."""
+    candidates at several acceptance rates, one panel per dataset, up to tau at the budget;
+    with ``records``, each measured SA-DPSGD run's own sound eps (every candidate) on top."""
+    runs = sa_runs(list(records))
     for ax, ds in zip(axes, sa.DATASETS):
+        for r in (r for r in runs if _dataset_of(r) == ds):
+            points = sa.curve(r)[::max(1, len(sa.curve(r)) // 60)] + sa.curve(r)[-1:]
+            ax.plot([p["accepted_steps"] for p in points],
+                    [sa.eps_all(ds, p["accepted_steps"], p["step"] - p["accepted_steps"]) for p in points],
+                    color="crimson", lw=2, label=f"our run, seed {r['spec']['seed']}: all candidates")
         s, tau = sa.setting(ds), sa.tau_at(ds)
         accepted = np.unique(np.linspace(1, tau, 40).round())
         ax.plot(accepted, [sa.eps_paper(ds, t) for t in accepted], "k-", lw=2.5,
@@ -68,3 +85,110 @@ def runs_frame(records: list[dict]) -> pd.DataFrame:
                      "acceptance rate": sa.acceptance_rate(r),
                      **{f"eps {k}": v["epsilon"] for k, v in eps.items()}})
     return pd.DataFrame(rows)
+
+
+KINDS = ("downhill", "uphill", "forced", "rejected")
+
+
+def acceptance_frame(records: list[dict]) -> pd.DataFrame:
+    """Per SA-DPSGD paper-profile run: candidates, accepted steps, acceptance rate, how each
+    candidate was decided (:func:`dpnotes.experiments.sadpsgd.decisions`), tau at the last
+    uphill candidate Eq. 3's draw accepted, Theorem 1's eps and the sound eps of the same run."""
+    rows = []
+    for r in sa_runs(records):
+        ds, final = _dataset_of(r), r["final"]
+        decided = sa.decisions(r)
+        accepted, rejected = final["accepted_steps"], final["steps"] - final["accepted_steps"]
+        row = {"dataset": ds, "seed": r["spec"]["seed"], "test acc %": sa.accuracy(r),
+               "candidates": final["steps"], "accepted": accepted, "acceptance rate": accepted / final["steps"],
+               **{k: sum(d["kind"] == k for d in decided) for k in KINDS},
+               "last Eq. 3 uphill accept (tau)": sa.last_uphill(r),
+               "Thm 1 eps": r["privacy"]["epsilon"][sa.ACCEPTED_ONLY]["epsilon"],
+               "all candidates (Thm 1 formula)": sa.eps_all(ds, accepted, rejected),
+               **{f"{k} (sound)": v for k, v in sa.eps_sound(ds, accepted, rejected).items()}}
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["dataset", "seed"]).round(4) if rows else pd.DataFrame()
+
+
+def acceptance_figure(axes, records: list[dict], window: int = 200) -> None:
+    """Per dataset: the acceptance rate over the last ``window`` candidates and the share of
+    them accepted uphill by Eq. 3's draw and by force, against accepted steps tau."""
+    runs = sa_runs(records)
+    for ax, ds in zip(axes, ("mnist", "fmnist", "cifar10")):
+        mine = [r for r in runs if _dataset_of(r) == ds]
+        for r in mine:
+            decided = sa.decisions(r)
+            taus = np.array([d["tau"] for d in decided])
+            kinds = np.array([d["kind"] for d in decided])
+            kernel = np.ones(window) / window
+
+            def share(mask):
+                return np.convolve(mask.astype(float), kernel, mode="valid")
+
+            x = taus[window - 1:]
+            seed = r["spec"]["seed"]
+            ax.plot(x, share(kinds != "rejected"), label=f"accepted, seed {seed}")
+            ax.plot(x, share(kinds == "uphill"), label=f"uphill by Eq. 3, seed {seed}")
+            ax.plot(x, share(kinds == "forced"), label=f"forced, seed {seed}")
+        ax.set(title=f"{ds}" + ("" if mine else ": not run"), xlabel="accepted steps tau",
+               ylabel=f"share of the last {window} candidates", ylim=(0, 1.02))
+        if mine:
+            ax.legend(fontsize=7)
+
+
+def table3_frame(records: list[dict]) -> pd.DataFrame:
+    """Table 3 from our runs: per dataset and level, the eps at which each scheme's test
+    accuracy first reaches the level (mean over seeds; inf = never within its budget), under
+    the paper's accounting, SA-DPSGD's sound eps beside it, and the paper's values (registry)."""
+    from dpnotes import claims
+    from dpnotes.experiments import current
+
+    paper = current([r for r in records if r["spec"]["profile"] == "paper"], sa.configs("paper"))
+    rows = []
+    for ds in sa.DATASETS:
+        runs = {k: paper.get(sa.table3_run(ds, k), []) for k in sa.TABLE3_SCHEME}
+        if not any(runs.values()):
+            continue
+        for level in sa.table3_levels(ds):
+            target = claims.setting(f"sadpsgd.table3.{ds}.{level}.accuracy_level")
+            row = {"dataset": ds, "level": target}
+            for key, scheme in sa.TABLE3_SCHEME.items():
+                hits = [sa.first_reaching(r, ds, target) for r in runs[key] if sa.curve(r)]
+                row[f"{scheme} (paper)"] = claims.get(f"sadpsgd.table3.{ds}.{level}.eps_{key}").number
+                row[f"{scheme} ours"] = sa.mean_or_never([h and h["eps_paper"] for h in hits]) if hits else None
+            hits = [sa.first_reaching(r, ds, target) for r in runs["s"] if sa.curve(r)]
+            row["sa_dpsgd ours, sound"] = sa.mean_or_never([h and h["eps_sound"] for h in hits]) if hits else None
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(["dataset", "level"]).round(3) if rows else pd.DataFrame()
+
+
+def measured_findings(acceptance: pd.DataFrame) -> list[str]:
+    """Findings that rest on our SA-DPSGD runs (:func:`acceptance_frame`), as Markdown bullets;
+    none without runs."""
+    if not len(acceptance):
+        return []
+    be = break_even_frame()["break_even_rate"]
+    out = []
+    for ds, rows in acceptance.groupby(level="dataset"):
+        rate = rows["acceptance rate"]
+        n = len(rows)
+        seeds = f"{n} seed{'s' if n > 1 else ''}"
+        ds_be = be.loc[ds] if ds in be.index.get_level_values(0) else be.iloc[:0]
+        below = int((ds_be > rate.max()).sum())
+        out.append(
+            f"**{ds}: measured acceptance {rate.min():.1%}" + (f" to {rate.max():.1%}" if n > 1 else "")
+            + f"** ({seeds}). The runs that Theorem 1 prices at eps {rows['Thm 1 eps'].max():.2f} made "
+            f"{int(rows['candidates'].max()):,} candidates for {int(rows['accepted'].max()):,} accepted steps; "
+            f"priced soundly (every candidate) they spent eps {rows['all candidates (Thm 1 formula)'].max():.2f} "
+            f"(Theorem 1's own formula), {rows['rdp (sound)'].max():.2f} (RDP, improved conversion) and "
+            f"{rows['pld (sound)'].max():.2f} (PLD). The acceptance rate is below the break-even rate of "
+            f"{below} of the {len(ds_be)} Table 3 levels: there SA-DPSGD cannot have the lowest sound eps.")
+        last = rows["last Eq. 3 uphill accept (tau)"]
+        q0 = sa.setting(ds)["q0"]
+        if last.notna().all():
+            out.append(
+                f"**{ds}: the schedule turns the rule greedy.** Q = Q0 tau grows with every accepted step; the "
+                f"last worse candidate that Eq. 3's draw kept came at tau = {int(last.max()):,} (Q = {q0 * last.max():,.0f}) "
+                f"of {int(rows['accepted'].max()):,}; after it a worse model was kept only when forced "
+                f"({int(rows['forced'].sum()):,} forced, {int(rows['uphill'].sum()):,} uphill by the draw in all).")
+    return out
