@@ -173,6 +173,7 @@ def test_paper_profile_runs_to_the_papers_budgets_with_enough_epochs():
         ds, scheme = s.experiment.split(".")[1:]
         table = s.experiment.split(".")[0]
         assert s.train["batch_size"] == claims.setting(f"sadpsgd.table2.{ds}.batch_size")
+        assert (s.train["optimizer"], s.train["momentum"]) == ("momentum", sa.MOMENTUM)
         assert s.train["lr"] == claims.setting(f"sadpsgd.table2.{ds}.lr")
         assert s.subset == {}
         spe = int(sa.setting(ds)["n_train"] // s.train["batch_size"])

@@ -218,6 +218,15 @@ RELU_MODEL = {"mnist": ("tf-mnist-cnn", {"activation": "relu"}),
 TABLE3_EVAL_EVERY = 10
 
 
+# Alg. 2 writes a plain gradient step, w - eta g, and the text says "SGD". Table 2's lr, B,
+# sigma and C are Tramer & Boneh's end-to-end CNN settings, tuned with momentum 0.9 (their
+# code, and DPSUR's, the first author's later code), and Table 1's DPSGD (tanh) column equals
+# Tramer & Boneh's momentum results. Without momentum these learning rates train about 10x
+# slower: DP-SGD (tanh) on MNIST at Table 2's settings reached 74% test accuracy after 5 epochs
+# with plain SGD and 94.6% with momentum 0.9 (seed 0, measured before choosing). We use 0.9.
+MOMENTUM = 0.9
+
+
 def _steps_per_epoch(batch: float, n: float) -> int:
     return int(n // batch)  # floor(N/B), Tramer & Boneh's count (Table 2's source)
 
@@ -225,12 +234,13 @@ def _steps_per_epoch(batch: float, n: float) -> int:
 def _train(s: dict, *, epochs: int, target: float | None = None, max_accepted: int | None = None,
            batch: int | None = None, steps_per_epoch="floor", clip_mode: str = "flat",
            eval_every: int | None = None, stop_accuracy: float | None = None) -> dict:
-    """Plain DP-SGD as in Alg. 2 (Poisson batches, flat clipping, noise on the sum divided by
-    the expected batch size, plain SGD at constant lr; the paper says 'SGD', no momentum).
+    """DP-SGD as in Alg. 2 (Poisson batches, flat clipping, noise on the sum divided by the
+    expected batch size, constant lr), with momentum :data:`MOMENTUM` (a rejected SA-DPSGD
+    candidate leaves no trace: the engine restores the momentum buffer with the weights).
     ``clip_mode="auto-s"``: the AUTO-S baseline (Bu et al. 2022: C g / (||g|| + 0.01), the same
     C, lr and sigma: our reading of Table 1's "same hyper-parameters"; gamma is not printed)."""
     out = {"epochs": int(epochs), "batch_size": int(batch or s["batch_size"]), "lr": s["lr"],
-           "optimizer": "sgd", "clip": s["clip"], "clip_mode": clip_mode, "noise_multiplier": s["sigma"],
+           "optimizer": "momentum", "momentum": MOMENTUM, "clip": s["clip"], "clip_mode": clip_mode, "noise_multiplier": s["sigma"],
            "sampling": "poisson", "normalize": "expected", "steps_per_epoch": steps_per_epoch,
            "delta": s["delta"], "accountants": [ACCEPTED_ONLY, "rdp-classic", "rdp"],
            "target_epsilon": target, "target_accountant": ACCEPTED_ONLY,
@@ -277,11 +287,12 @@ def _paper_runs(ds: str, seed: int) -> list[dict]:
             curve = {"eval_every": TABLE3_EVAL_EVERY, "stop_accuracy": top_level(ds)} if table == "table3" else {}
             out.append(_config("paper", f"{table}.{ds}.{scheme}", seed, ds, model, kwargs, "dpsgd",
                                _train(s, epochs=epochs, target=budget, clip_mode=clip_mode, **curve), {}))
-    # Non-DP (Table 1): no recipe printed. Ours: the same tanh model, B and lr, plain SGD on
+    # Non-DP (Table 1): no recipe printed. Ours: the same tanh model, B, lr and momentum on
     # shuffled batches, as many epochs as DP-SGD needs to reach eps 3.
     epochs = math.ceil(steps_for(ds, s["epsilon"]) / spe)
     out.append(_config("paper", f"table1.{ds}.non_dp", seed, ds, MODEL[ds], {}, "dpsgd",
-                       {"epochs": epochs, "batch_size": int(s["batch_size"]), "lr": s["lr"], "optimizer": "sgd",
+                       {"epochs": epochs, "batch_size": int(s["batch_size"]), "lr": s["lr"], "optimizer": "momentum",
+                        "momentum": MOMENTUM,
                         "private": False, "clip": None, "noise_multiplier": 0.0, "sampling": "shuffle",
                         "accountants": [], "steps_per_epoch": "floor"}, {}))
     return out

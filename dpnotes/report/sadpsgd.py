@@ -192,3 +192,19 @@ def measured_findings(acceptance: pd.DataFrame) -> list[str]:
                 f"of {int(rows['accepted'].max()):,}; after it a worse model was kept only when forced "
                 f"({int(rows['forced'].sum()):,} forced, {int(rows['uphill'].sum()):,} uphill by the draw in all).")
     return out
+
+
+def coverage_frame(records: list[dict]) -> pd.DataFrame:
+    """Paper-profile runs stored (current configs only) out of those defined, per dataset and seed."""
+    from dpnotes.experiments import resolve
+
+    stored = {r["id"] for r in records if r["spec"]["profile"] == "paper"}
+    rows = {}
+    for config in sa.configs("paper"):
+        ds = config["experiment"].split(".")[1]
+        row = rows.setdefault((ds, config["seed"]), {"defined": 0, "stored": 0})
+        row["defined"] += 1
+        row["stored"] += resolve(config).id in stored
+    cells = pd.Series({k: f"{v['stored']} of {v['defined']}" for k, v in rows.items()})
+    cells.index.names = ["dataset", "seed"]
+    return cells.unstack("seed").rename(columns=lambda seed: f"seed {seed}")
