@@ -268,6 +268,16 @@ def test_acceptance_frame_and_findings_come_from_the_records():
     assert row["acceptance rate"] == 5 / 8 and (row["downhill"], row["uphill"], row["forced"], row["rejected"]) == (1, 2, 1, 3)
     assert row["all candidates (Thm 1 formula)"] == pytest.approx(sa.eps_all("mnist", 5, 3), abs=1e-4)
     assert row["pld (sound)"] <= row["all candidates (Thm 1 formula)"]
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 3)
+    report.acceptance_figure(axes[0], [record], window=3)
+    report.figure(axes[1], [record])
+    assert len(axes[0][0].lines) == 3 and axes[0][1].get_title() == "fmnist: not run"
+    assert axes[1][0].lines[0].get_label() == "our run, seed 0: all candidates"
+    plt.close(fig)
     text = " ".join(report.measured_findings(frame))
     assert "measured acceptance 62.5%" in text and "tau = 5 (Q = 50)" in text
     assert report.measured_findings(report.acceptance_frame([quick])) == []
