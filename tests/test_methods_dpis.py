@@ -51,13 +51,14 @@ def _context(plugins, cfg=None):
 
 def test_resolve_fills_defaults_and_module_is_registered():
     assert "dpis" in methods.METHODS and dpis.VERSION == 1
-    assert dpis.resolve(SETTINGS) == {**SETTINGS, "xi": 1e-6, "on_capped": "refuse"}
+    assert dpis.resolve(SETTINGS) == {**SETTINGS, "xi": 1e-6, "on_capped": "refuse", "k": None, "g_l": 0.01}
 
 
 @pytest.mark.parametrize("bad, name", [({"a_e": 1.5}, "a_e"), ({"a_e": -0.1}, "a_e"), ({"sigma_k": 0.0}, "sigma_k"),
                                        ({"sigma_k": -1.0}, "sigma_k"), ({"sigma_n": 0.0}, "sigma_n"),
                                        ({"epsilon": 0.0}, "epsilon"), ({"xi": 0.0}, "xi"),
-                                       ({"on_capped": "ignore"}, "on_capped")])
+                                       ({"on_capped": "ignore"}, "on_capped"), ({"k": 0.5}, "k must be >= 1"),
+                                       ({"k": -1.0}, "k"), ({"g_l": 0.0}, "g_l"), ({"g_l": 1.5}, "g_l")])
 def test_bad_settings_name_the_parameter(bad, name):
     with pytest.raises(ValueError, match=name):
         dpis.Config(**{**SETTINGS, **bad})
@@ -211,3 +212,89 @@ def test_release_subsampled_sum_records_the_amplified_event_and_checks_rows():
         ctx.release_subsampled_sum(values * 2, 0.25, C, 3.0)
     with pytest.raises(ValueError, match="one row per training example"):
         ctx.release_subsampled_sum(values[:3], 0.25, C, 3.0)
+
+
+# --------------------------------------------------------------------------------------
+# The two-stage rejection sampler (Section 3.4, k).
+
+def test_two_stage_net_inclusion_probability_is_b_norm_over_k():
+    """q_i = b g^_i / K~, then kept with ||g_i|| / g^_i (norm clipped at min(g^_i, C)): record i
+    ends up in the batch with b min(||g_i||, g^_i, C) / K~ (Eq. 15). Bounds held fixed; some
+    are below the record's norm (clipped there), one record has norm 0 (never kept)."""
+    gen = torch.Generator().manual_seed(3)
+    norms = torch.linspace(0.0, 1.3 * C, N, dtype=torch.float64)
+    bounds = torch.rand(N, generator=gen, dtype=torch.float64) * 2 * C + 0.2 * C
+    k_tilde = B * float(bounds.max()) * 1.2  # no q capped
+    q, capped, _ = dpis.inclusion_probabilities(bounds, k_tilde, B)
+    assert capped == 0
+    want = (B * torch.minimum(norms, bounds.clamp(max=C)) / k_tilde).numpy()
+    m, counts = 4000, torch.zeros(N)
+    for _ in range(m):
+        drawn = poisson_batch(q, N, gen)
+        kept, clipped = dpis.accept_draws(norms[drawn], bounds[drawn], C, gen)
+        assert bool((clipped <= C).all()) and bool((clipped <= bounds[drawn]).all())
+        counts[drawn[kept]] += 1
+    assert counts[0] == 0
+    lo = binom.cdf(counts.numpy(), m, want)
+    hi = binom.sf(counts.numpy() - 1, m, want)
+    assert float(np.minimum(lo, hi).min()) * 2 * N > 1e-6
+
+
+def test_sampler_run_keeps_about_b_of_k_b_draws_and_kept_terms_have_norm_k_over_n():
+    plugins = _plugins(k=3.0, a_e=1.0, epsilon=10.0, sigma_k=60.0)  # K~ > k b C needs N >> k b: N 256, b 4
+    record = train(_model(), _data(256), None, _config(batch_size=4), plugins=plugins, progress=False)
+    for epoch in record["epochs"]:
+        assert epoch["dpis_capped_draws"] == 0 and epoch["dpis_kept"] <= epoch["dpis_drawn"]
+        assert epoch["dpis_drawn"] > 0
+    # one step by hand: rejected terms are 0, kept ones have norm K~/N~ exactly
+    plugins = _plugins(k=3.0)
+    ctx = _context(plugins)
+    plugins[0].on_epoch_start(ctx, 0)
+    s, x, y = plugins[0].epoch_state, *_data()
+    idx = torch.arange(30)
+    plugins[0].transform_batch(ctx, (x[idx],), y[idx], idx)
+    plugins[0].bounds = torch.full((N,), 2 * C, dtype=torch.float64)  # norms exceed C: kept with 1/2
+    before = plugins[0].bounds.clone()
+    grads, _, _ = plugins[0].per_example_gradients(ctx, ctx.backend, ctx.params(), (x[idx],), y[idx])
+    got = grad_norms(grads).double()
+    kept = got > 0
+    assert 0 < int(kept.sum()) < 30
+    assert torch.allclose(got[kept], torch.full((int(kept.sum()),), s.k_tilde / s.n_tilde, dtype=torch.float64))
+    assert torch.allclose(plugins[0].bounds[idx], torch.full((30,), 3.0 * C, dtype=torch.float64))  # k ||g||
+    assert torch.equal(plugins[0].bounds[30:], before[30:])
+
+
+def test_sampler_capped_bound_is_refused():
+    plugins = _plugins(k=5.0)
+    ctx = _context(plugins)
+    plugins[0].on_epoch_start(ctx, 0)
+    plugins[0].epoch_state = dpis.EpochState(float(N), 0.5 * B * float(plugins[0].bounds.max()), C, 1.0,
+                                             plugins[0].epoch_state.norms)
+    with pytest.raises(RuntimeError, match="Lemma 3.1"):
+        plugins[0].sampling_probabilities(ctx)
+
+
+def test_sampler_resume_is_exact(tmp_path):
+    data, cfg = _data(256), _config(batch_size=4)
+    full = train(_model(), data, None, cfg, plugins=_plugins(k=3.0, epsilon=10.0, sigma_k=60.0), progress=False)
+    path = tmp_path / "ck.pt"
+
+    class Stop(Exception):
+        pass
+
+    first = _plugins(k=3.0, epsilon=10.0, sigma_k=60.0)
+    original = first[0].on_epoch_start
+
+    def die_at_second(ctx, epoch):
+        if epoch == 2:
+            raise Stop
+        original(ctx, epoch)
+
+    first[0].on_epoch_start = die_at_second
+    with pytest.raises(Stop):
+        train(_model(), data, None, cfg, plugins=first, progress=False, checkpoint=path)
+    resumed = train(_model(), data, None, cfg, plugins=_plugins(k=3.0, epsilon=10.0, sigma_k=60.0), progress=False,
+                    checkpoint=path)
+    strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_s"} for r in rs]  # noqa: E731
+    assert strip(resumed["epochs"]) == strip(full["epochs"])
+    assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]

@@ -26,13 +26,23 @@ gradient norms, ``r = K~ / (N~ C)`` in ``(b/N~, 1]``.
   We implement Eq. (7), NOT Algorithm 1 line 32, whose weight ``1/(N~ q_t p_t)`` carries an
   extra factor 1/b (terms of norm ``K~/(b N~)``): Lemma 3.1's proof needs norm ``K~/N~``.
 
-Deviation (documented): the probabilities use the norms of the epoch start, while Eq. 7
-rescales the current gradient. Each term still has norm ``K~/N~`` and every record's draw
-probability is at most ``b C / K~``, so Lemma 3.1 holds as stated; only the estimator's
-unbiasedness is lost after the epoch's first step. The paper's two-stage rejection sampler
-(Section 3.4, lines 17-29, with its factor k and floor g_L), which makes the probability follow
-the current gradient, is not yet implemented; nor is adaptive clipping (Section 3.5, line 35,
-Eq. 17).
+Sampling. With ``k`` (Section 3.4, Alg. 1 lines 17-29; Table 2: k = 5 on images), the paper's
+two-stage rejection sampler: each record keeps a bound ``g^_i``, set at the epoch start to
+``k max(||g_i||, g_L)`` from the full pass; a step first draws X_q with
+``q_i = min(b g^_i / K~, 1)``, computes the CURRENT gradients of X_q clipped at
+``min(g^_i, C)``, keeps each with probability ``||g_i|| / g^_i`` (its own generator), and sets
+``g^_i = k max(||g_i||, g_L)`` for every record of X_q. Net inclusion probability (Eq. 15):
+``b ||g_i|| / K~`` with the current clipped norm, as long as no ``q_i`` is capped, i.e.
+``K~ > b max_i g^_i`` (``K~ > k b C`` guarantees it). g_L is not printed: ours is ``g_l C``.
+Without ``k`` (None): one stage, records drawn with ``b ||g_i|| / K~`` from the norms of the
+epoch start while Eq. 7 rescales the current gradient (each term still has norm ``K~/N~`` and
+probability at most ``b C / K~``, so Lemma 3.1 holds; the estimator is unbiased only at the
+epoch's first step). Not implemented: adaptive clipping (Section 3.5, line 35, Eq. 17).
+
+Even when a ``q_i`` is capped at 1, record i's net probability stays at most ``b C / K~``
+(capped means ``g^_i >= K~/b``, so ``||g_i|| / g^_i <= b ||g_i|| / K~``) and our terms keep norm
+``K~/N~`` (Eq. 7's weight uses the intended ``p = ||g|| / K~``, not the realised q p of line
+32): the step stays within Eq. 13's bound; what fails is the sampling law, i.e. unbiasedness.
 
 Lemma 3.1's precondition (no record's probability capped at 1, i.e. ``K~ > b max_i ||g_i||``;
 ``K~ > k b C`` with the rejection sampler) is checked every step: the number of capped
@@ -60,6 +70,7 @@ from dpnotes import validate
 from dpnotes.accounting.dpis import DPISAccountant, clamp_norm_sum
 from dpnotes.accounting.rdp import rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
 from dpnotes.ledger import DpisIterationDpEvent, GaussianDpEvent, PoissonSampledDpEvent
+from dpnotes.methods._rng import method_generator
 from dpnotes.train import Plugin
 from dpnotes.train.grads import grad_norms, scale_examples
 
@@ -80,6 +91,10 @@ class Config:
     xi         Eq. 12's margin in K~ >= b C + xi (> 0; its value is not printed in the paper).
     on_capped  what to do if a draw probability is capped at 1 (Lemma 3.1 fails): "refuse"
                (raise) or "dpsgd" (charge the step as a plain subsampled Gaussian; module docstring).
+    k          the rejection sampler's factor (>= 1; Table 2: 5 on images, 3 on IMDb); None = the
+               one-stage draw from the epoch-start norms (module docstring).
+    g_l        the sampler's norm floor g_L as a fraction of C (in (0, 1]; the paper: "g_L << C",
+               value not printed); only with ``k``.
     """
 
     epsilon: float
@@ -88,6 +103,8 @@ class Config:
     a_e: float = 0.8
     xi: float = 1e-6
     on_capped: str = "refuse"
+    k: float | None = None
+    g_l: float = 0.01
 
     def __post_init__(self):
         validate.positive("epsilon", self.epsilon)
@@ -96,6 +113,9 @@ class Config:
         validate.probability("a_e", self.a_e, low_open=False)
         validate.positive("xi", self.xi)
         validate.choice("on_capped", self.on_capped, ON_CAPPED)
+        if self.k is not None and validate.positive("k", self.k) < 1:
+            raise ValueError(f"k must be >= 1 (the rejection sampler's factor), got {self.k!r}")
+        validate.probability("g_l", self.g_l)
 
 
 def resolve(settings: dict) -> dict:
@@ -127,6 +147,16 @@ def inclusion_probabilities(norms: torch.Tensor, k_tilde: float, batch_size: int
     return raw.clamp(max=1.0), int((raw > 1).sum()), k_tilde - batch_size * float(norms.max())
 
 
+def accept_draws(raw_norms: torch.Tensor, bounds: torch.Tensor, clip: float, generator: torch.Generator):
+    """Second stage of the rejection sampler (Alg. 1 lines 21-26): each drawn record's norm
+    clipped at ``min(g^_i, C)`` and kept with probability ``||g_i|| / g^_i``. Returns
+    ``(kept, clipped norms)``; draws on the CPU from ``generator``."""
+    raw, bounds = raw_norms.double().cpu(), bounds.double().cpu()
+    clipped = torch.minimum(raw, bounds.clamp(max=clip))
+    u = torch.rand(len(raw), generator=generator, dtype=torch.float64)
+    return u < clipped / bounds, clipped
+
+
 def event_rdp(event, orders: np.ndarray) -> np.ndarray:
     """RDP curve of one gradient-step event (DPIS iteration or its DP-SGD fallback)."""
     if isinstance(event, DpisIterationDpEvent):
@@ -150,6 +180,11 @@ class DPIS(Plugin):
         self._capped_now = 0
         self._capped, self._min_margin = 0, math.inf
         self._rdp_cache: dict = {}
+        self.bounds: torch.Tensor | None = None  # g^_i of the rejection sampler (with k)
+        self.generator: torch.Generator | None = None
+        self._generator_state: torch.Tensor | None = None
+        self._indices: torch.Tensor | None = None
+        self._drawn = self._kept = 0
 
     # -- set-up ---------------------------------------------------------------------------
     def _accountant(self, ctx) -> DPISAccountant:
@@ -163,6 +198,9 @@ class DPIS(Plugin):
             raise ValueError("DPIS needs a private TrainConfig with clip set")
         if tc.clip_mode != "flat" or tc.normalize != "expected":
             raise ValueError("DPIS (Eq. 7) needs clip_mode='flat' and normalize='expected' (the 1/b of Eq. 7)")
+        self.generator = method_generator(tc.seed, self.name)
+        if self._generator_state is not None:
+            self.generator.set_state(self._generator_state)
         if self.n_tilde is not None:  # resumed: N~ was released before
             return
         n_tilde = float(ctx.release(torch.tensor(float(ctx.n), dtype=torch.float64), 1.0, self.config.sigma_n))
@@ -187,11 +225,15 @@ class DPIS(Plugin):
                                                         tc.delta, cfg.a_e)
         self.epoch_state = EpochState(self.n_tilde, k_tilde, tc.clip, sigma_g, norms.cpu())
         self._capped, self._min_margin = 0, math.inf
+        self._drawn = self._kept = 0
+        if cfg.k is not None:
+            self.bounds = cfg.k * norms.cpu().clamp(min=cfg.g_l * tc.clip)
 
     # -- per step ---------------------------------------------------------------------------
     def sampling_probabilities(self, ctx):
         s = self.epoch_state
-        probs, capped, margin = inclusion_probabilities(s.norms, s.k_tilde, ctx.config.batch_size)
+        base = s.norms if self.config.k is None else self.bounds
+        probs, capped, margin = inclusion_probabilities(base, s.k_tilde, ctx.config.batch_size)
         self._probs, self._capped_now = probs, capped
         self._capped += capped
         self._min_margin = min(self._min_margin, margin)
@@ -203,12 +245,25 @@ class DPIS(Plugin):
     def noise_multiplier(self, ctx) -> float:
         return self.epoch_state.sigma_g
 
+    def transform_batch(self, ctx, inputs, targets, indices):
+        self._indices = indices.cpu()  # the sampler's bounds are per record
+        return inputs, targets
+
     def per_example_gradients(self, ctx, grad_fn, params, inputs, targets):
-        """Eq. 7: each drawn gradient rescaled to norm ``K~/N~`` (a zero gradient stays 0)."""
+        """Eq. 7: each kept gradient rescaled to norm ``K~/N~`` (a zero gradient stays 0); with
+        ``k``, the second stage of the sampler decides which are kept (the others count 0)."""
         grads, losses, outputs = grad_fn(params, inputs, targets)
         s = self.epoch_state
         norms = grad_norms(grads)
-        scale = torch.where(norms > 0, (s.k_tilde / s.n_tilde) / norms.clamp(min=torch.finfo(norms.dtype).tiny),
+        keep = norms > 0
+        if self.config.k is not None:
+            idx = self._indices
+            kept, clipped = accept_draws(norms, self.bounds[idx], s.clip, self.generator)
+            self.bounds[idx] = self.config.k * clipped.clamp(min=self.config.g_l * s.clip)
+            self._drawn += len(idx)
+            self._kept += int(kept.sum())
+            keep = keep & kept.to(norms.device)
+        scale = torch.where(keep, (s.k_tilde / s.n_tilde) / norms.clamp(min=torch.finfo(norms.dtype).tiny),
                             torch.zeros_like(norms))
         return scale_examples(grads, scale), losses, outputs
 
@@ -228,14 +283,19 @@ class DPIS(Plugin):
 
     def on_epoch_end(self, ctx, record: dict) -> dict:
         s = self.epoch_state
-        return {"dpis_n_tilde": s.n_tilde, "dpis_k_tilde": s.k_tilde, "dpis_ratio": s.ratio,
-                "dpis_sigma_g": s.sigma_g, "dpis_capped_draws": self._capped,
-                "dpis_min_margin": self._min_margin}
+        out = {"dpis_n_tilde": s.n_tilde, "dpis_k_tilde": s.k_tilde, "dpis_ratio": s.ratio,
+               "dpis_sigma_g": s.sigma_g, "dpis_capped_draws": self._capped,
+               "dpis_min_margin": self._min_margin}
+        if self.config.k is not None:  # first-stage draws (k b expected per step) and those kept (b)
+            out.update(dpis_drawn=self._drawn, dpis_kept=self._kept)
+        return out
 
     # -- checkpoints (taken at epoch ends; the next epoch recomputes its state) ------------------
     def state_dict(self) -> dict:
-        return {"n_tilde": self.n_tilde, "spent_rdp": self.spent_rdp.tolist()}
+        return {"n_tilde": self.n_tilde, "spent_rdp": self.spent_rdp.tolist(),
+                "generator": self.generator.get_state()}
 
     def load_state_dict(self, state: dict) -> None:
         self.n_tilde = state["n_tilde"]
         self.spent_rdp = np.asarray(state["spent_rdp"], dtype=float)
+        self._generator_state = state["generator"].cpu()
