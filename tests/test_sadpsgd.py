@@ -283,6 +283,30 @@ def test_acceptance_frame_and_findings_come_from_the_records():
     assert report.measured_findings(report.acceptance_frame([quick])) == []
 
 
+def test_table3_frame_reads_current_paper_records_under_both_accountings():
+    import pandas as pd
+
+    from dpnotes.report import sadpsgd as report
+
+    def record(experiment, reach_step, accepted_share):
+        config = next(c for c in sa.configs("paper") if c["experiment"] == experiment and c["seed"] == 0)
+        spec = resolve(config)
+        points = [{"step": st, "accepted_steps": int(st * accepted_share), "test_loss": 0.1,
+                   "test_acc": 0.99 if st >= reach_step else 0.5} for st in range(10, 3000, 10)]
+        return {"id": spec.id, "spec": spec.to_dict(), "epochs": [{"curve": points}]}
+
+    records = [record("table1.mnist.sa_dpsgd", 1000, 0.5), record("table3.mnist.dpsgd", 2000, 1.0),
+               record("table3.mnist.dpsgd_tanh", 1500, 1.0)]
+    frame = report.table3_frame(records)
+    row = frame.loc[("mnist", 0.94)]
+    assert row["sa_dpsgd ours"] == pytest.approx(sa.eps_paper("mnist", 500), abs=1e-3)
+    assert row["sa_dpsgd ours, sound"] == pytest.approx(sa.eps_all("mnist", 500, 500), abs=1e-3)
+    assert row["dpsgd ours"] == pytest.approx(sa.eps_paper("mnist", 2000), abs=1e-3)
+    assert row["dpsgd_tanh (paper)"] == claims.get("sadpsgd.table3.mnist.acc0_94.eps_h").number
+    assert pd.isna(row["dpsgd_auto_s ours"])  # no run
+    assert ("fmnist", 0.82) not in frame.index and len(report.table3_frame([])) == 0
+
+
 def _acc_run(acc, rid):
     return {"id": rid, "spec": {"seed": 0}, "final": {"test_acc": acc}}
 
