@@ -131,10 +131,34 @@ def test_configs_resolve_to_valid_unique_specs(profile):
     for c in configs:
         json.dumps(c)
         assert c["paper"] == "dpis" and c["profile"] == profile
-    if profile == "paper":
-        assert configs == []  # the epochs per eps are unpublished
-    else:
-        assert {c["method"] for c in configs} == {"dpis", "dpsgd"}
+    assert {c["method"] for c in configs} == {"dpis", "dpsgd"}
+    for c in configs:
+        if c["method"] == "dpis":  # the paper's method: Table 2's k, capped draws charged and counted
+            name = dpis.DATASETS[c["dataset"]]
+            assert c["method_config"]["k"] == claims.setting(f"dpis.table2.{name}.k")
+            assert c["method_config"]["on_capped"] == "dpsgd"
+
+
+def test_paper_profile_answers_its_table3_cells_and_says_what_is_missing():
+    cells = dpis._table3_cells()
+    experiments = {c["experiment"]: c for c in dpis.configs("paper")}
+    assert set(cells.values()) == set(experiments) and len(cells) == 8
+    for cid, experiment in cells.items():
+        c = experiments[experiment]
+        eps = c["method_config"]["epsilon"] if c["method"] == "dpis" else None
+        assert claims.get(cid) and cid not in dpis.NOT_RUN
+        assert c["subset"] == {"train": None, "test": None}
+        assert c["train"]["epochs"] == dpis.PAPER_EPOCHS[float(experiment.split(".")[1][3:])]
+        if eps is not None:
+            assert f".{dpis._eps_key(eps)}." in cid
+    measured = {m.claim_id: m for m in dpis.measure([])}
+    assert all(measured[cid].kind == "missing" and "paper-profile run missing" in measured[cid].basis
+               for cid in cells)
+    spec = resolve(experiments["fmnist.eps1.dpis"])
+    record = {"id": spec.id, "spec": spec.to_dict(), "final": {"test_acc": 0.861},
+              "epochs": [{"dpis_capped_draws": 2}, {"dpis_capped_draws": 1}]}
+    m = {m.claim_id: m for m in dpis.measure([record])}["dpis.table3.fmnist.eps1.dpis"]
+    assert m.kind == "training" and m.values == (pytest.approx(86.1),) and "3 capped" in m.detail
 
 
 def test_smoke_configs_use_the_papers_settings():
