@@ -240,7 +240,7 @@ def test_decisions_classify_every_candidate_from_the_test_losses():
     assert [d["mu"] for d in got] == [0, 0, 1, 2, 0, 0, 0, 1]
     assert [None if d["delta_e"] is None else round(d["delta_e"], 6) for d in got] == \
         [None, None, None, 0.2, -0.1, 0.05, None, 0.1]
-    assert sa.last_uphill(_sa_record(rows)) == 5
+    assert sa.last_uphill(_sa_record(rows)) == 4  # judged at tau 4, the 5th accepted step
     assert sa.last_uphill(_sa_record(rows[:5])) is None
     # a first candidate rejected: the second's Delta E is measured against J(w_0), now known
     assert [d["kind"] for d in sa.decisions(_sa_record([(0, 2.0), (1, 1.9)]))] == ["rejected", "downhill"]
@@ -256,16 +256,18 @@ def test_acceptance_frame_and_findings_come_from_the_records():
     from dpnotes.report import sadpsgd as report
 
     rows = [(1, 1.0), (0, 1.0), (0, 1.0), (1, 1.2), (1, 1.1), (1, 1.15), (0, 1.15), (1, 1.25)]
-    record = _sa_record(rows)
-    record["spec"].update(profile="paper", method="sadpsgd", experiment="table1.mnist.sa_dpsgd",
-                          train={"eval_every": 1})
+    config = next(c for c in sa.configs("paper") if c["experiment"] == "table1.mnist.sa_dpsgd" and c["seed"] == 0)
+    spec = resolve(config)
+    record = {**_sa_record(rows), "id": spec.id, "spec": spec.to_dict()}  # mu0 10: nothing forced
     record["final"] = {"steps": 8, "accepted_steps": 5, "test_acc": 0.5}
     record["privacy"] = {"epsilon": {sa.ACCEPTED_ONLY: {"epsilon": sa.eps_paper("mnist", 5)}}}
     quick = {**record, "spec": {**record["spec"], "profile": "quick"}}
     frame = report.acceptance_frame([record, quick])
     assert len(frame) == 1
     row = frame.loc[("mnist", 0)]
-    assert row["acceptance rate"] == 5 / 8 and (row["downhill"], row["uphill"], row["forced"], row["rejected"]) == (1, 2, 1, 3)
+    assert row["acceptance rate"] == 5 / 8 and (row["downhill"], row["uphill"], row["forced"], row["rejected"]) == (1, 3, 0, 3)
+    stale = {**record, "id": "stale"}  # not a current config: left out
+    assert len(report.acceptance_frame([record, stale])) == 1
     assert row["all candidates (Thm 1 formula)"] == pytest.approx(sa.eps_all("mnist", 5, 3), abs=1e-4)
     assert row["pld (sound)"] <= row["all candidates (Thm 1 formula)"]
     import matplotlib
@@ -279,7 +281,7 @@ def test_acceptance_frame_and_findings_come_from_the_records():
     assert axes[1][0].lines[0].get_label() == "our run, seed 0: all candidates"
     plt.close(fig)
     text = " ".join(report.measured_findings(frame))
-    assert "measured acceptance 62.5%" in text and "tau = 5 (Q = 50)" in text
+    assert "measured acceptance 62.5%" in text and "judged at tau = 4 (Q = Q0 tau = 40)" in text
     assert report.measured_findings(report.acceptance_frame([quick])) == []
 
 
@@ -323,6 +325,10 @@ def test_beats_sota_fails_on_one_dataset_and_waits_for_the_others_otherwise():
     assert waits.kind == "missing" and "(cifar10)" in waits.basis and "mnist: SA-DPSGD 95.00%" in waits.detail
     holds = sa._beats_sota({**runs("mnist", 0.95), **runs("fmnist", 0.95), **runs("cifar10", 0.95)})
     assert holds.values == (True,)
+    # only seeds every scheme has are compared
+    extra = {"table1.mnist.sa_dpsgd": [_acc_run(0.95, "a"), {**_acc_run(0.10, "b"), "spec": {"seed": 1}}]}
+    paired = sa._beats_sota({**runs("mnist", 0.95), **extra, **runs("fmnist", 0.8)})
+    assert "b" not in paired.record_ids and "mnist: SA-DPSGD 95.00%" in paired.detail
 
 
 def test_lowest_privacy_cost_compares_mean_eps_per_level():
@@ -340,6 +346,13 @@ def test_lowest_privacy_cost_compares_mean_eps_per_level():
     m = sa._lowest_privacy_cost({**base, "table1.mnist.sa_dpsgd": [run([700, 1450, 2500], "s")]})
     assert m.values == (False,) and "gap does not grow" in m.detail
     m = sa._lowest_privacy_cost({**base, "table1.mnist.sa_dpsgd": [run([850, 1300, 2500], "s")]})
+    assert m.values == (False,)
+    # SA-DPSGD's run ends at eps 3: a level it never reached is undecided if the baselines needed
+    # more than eps 3 for it, and decides against the claim if a baseline got there within eps 3
+    late = {k: [run([800, 1500, 12000], k)] for k in base}
+    m = sa._lowest_privacy_cost({**late, "table1.mnist.sa_dpsgd": [run([700, 1300], "s")]})
+    assert m.kind == "missing" and "undecided at 0.98" in m.detail
+    m = sa._lowest_privacy_cost({**base, "table1.mnist.sa_dpsgd": [run([700, 1300], "s")]})
     assert m.values == (False,)
 
 

@@ -46,9 +46,9 @@ Even when a ``q_i`` is capped at 1, record i's net probability stays at most ``b
 
 Lemma 3.1's precondition (no record's probability capped at 1, i.e. ``K~ > b max_i ||g_i||``;
 ``K~ > k b C`` with the rejection sampler) is checked every step: the number of capped
-records and the margin ``K~ - b max_i ||g_i||`` go into each epoch record. With norms clipped
-at C and Eq. 12's floor ``K~ >= b C + xi`` it cannot fail in this version; the check guards
-the sampler to come. If it fails, ``on_capped="refuse"`` raises; ``"dpsgd"`` charges the step as
+records and the margin ``K~ - b max_i ||g_i||`` (``g^_i`` with the sampler) go into each epoch
+record. Without the sampler, norms clipped at C and Eq. 12's floor ``K~ >= b C + xi`` make it
+hold; with it, it fails whenever ``K~ <= b max_i g^_i`` (e.g. k b > N~). If it fails, ``on_capped="refuse"`` raises; ``"dpsgd"`` charges the step as
 ``PoissonSampledDpEvent(min(1, b C / K~), GaussianDpEvent(sigma_G / r))``. Sound because:
 the added/removed record z is drawn with probability ``min(1, b ||g_z|| / K~) <= min(1, b C/K~)``
 whatever its gradient (the records' maximum over the dataset would NOT bound it), each drawn
@@ -246,7 +246,8 @@ class DPIS(Plugin):
         return self.epoch_state.sigma_g
 
     def transform_batch(self, ctx, inputs, targets, indices):
-        self._indices = indices.cpu()  # the sampler's bounds are per record
+        if self.config.k is not None:
+            self._indices = indices.cpu()  # the sampler's bounds are per record
         return inputs, targets
 
     def per_example_gradients(self, ctx, grad_fn, params, inputs, targets):
@@ -298,4 +299,5 @@ class DPIS(Plugin):
     def load_state_dict(self, state: dict) -> None:
         self.n_tilde = state["n_tilde"]
         self.spent_rdp = np.asarray(state["spent_rdp"], dtype=float)
-        self._generator_state = state["generator"].cpu()
+        generator = state.get("generator")  # absent from checkpoints written before the sampler
+        self._generator_state = None if generator is None else generator.cpu()

@@ -38,9 +38,13 @@ def break_even_frame() -> pd.DataFrame:
 
 
 def sa_runs(records: list[dict]) -> list[dict]:
-    """The paper-profile SA-DPSGD records with a test point at every candidate."""
-    return [r for r in records if r["spec"]["profile"] == "paper" and r["spec"]["method"] == "sadpsgd"
-            and r["spec"]["train"].get("eval_every") == 1]
+    """The paper-profile SA-DPSGD records of the current configs (stale specs left out), each
+    with a test point at every candidate."""
+    from dpnotes.experiments import current
+
+    paper = current([r for r in records if r["spec"]["profile"] == "paper"], sa.configs("paper"))
+    return [r for runs in paper.values() for r in runs
+            if r["spec"]["method"] == "sadpsgd" and r["spec"]["train"].get("eval_every") == 1]
 
 
 def _dataset_of(record: dict) -> str:
@@ -118,6 +122,8 @@ def acceptance_figure(axes, records: list[dict], window: int = 200) -> None:
         mine = [r for r in runs if _dataset_of(r) == ds]
         for r in mine:
             decided = sa.decisions(r)
+            if len(decided) < window:
+                continue
             taus = np.array([d["tau"] for d in decided])
             kinds = np.array([d["kind"] for d in decided])
             kernel = np.ones(window) / window
@@ -188,7 +194,8 @@ def measured_findings(acceptance: pd.DataFrame) -> list[str]:
         if last.notna().all():
             out.append(
                 f"**{ds}: the schedule turns the rule greedy.** Q = Q0 tau grows with every accepted step; the "
-                f"last worse candidate that Eq. 3's draw kept came at tau = {int(last.max()):,} (Q = {q0 * last.max():,.0f}) "
+                f"last worse candidate that Eq. 3's draw kept was judged at tau = {int(last.max()):,} "
+                f"(Q = Q0 tau = {q0 * last.max():,.0f}) "
                 f"of {int(rows['accepted'].max()):,}; after it a worse model was kept only when forced "
                 f"({int(rows['forced'].sum()):,} forced, {int(rows['uphill'].sum()):,} uphill by the draw in all).")
     return out
