@@ -281,7 +281,7 @@ def test_acceptance_frame_and_findings_come_from_the_records():
     assert axes[1][0].lines[0].get_label() == "our run, seed 0: all candidates"
     plt.close(fig)
     text = " ".join(report.measured_findings(frame))
-    assert "measured acceptance 62.5%" in text and "judged at tau = 4 (Q = Q0 tau = 40)" in text
+    assert "measured acceptance 62.5%" in text and "(1 / 0 / 1 / 1 in the four quarters" in text and "median Delta E 1.0e-01" in text
     assert report.measured_findings(report.acceptance_frame([quick])) == []
 
 
