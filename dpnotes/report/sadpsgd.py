@@ -61,7 +61,7 @@ def figure(axes, records=()) -> None:
             points = sa.curve(r)[::max(1, len(sa.curve(r)) // 60)] + sa.curve(r)[-1:]
             ax.plot([p["accepted_steps"] for p in points],
                     [sa.eps_all(ds, p["accepted_steps"], p["step"] - p["accepted_steps"]) for p in points],
-                    color="crimson", lw=2, label=f"our run, seed {r['spec']['seed']}: all candidates")
+                    color="tab:purple", lw=2.5, label=f"our run, seed {r['spec']['seed']}: all candidates")
         s, tau = sa.setting(ds), sa.tau_at(ds)
         accepted = np.unique(np.linspace(1, tau, 40).round())
         ax.plot(accepted, [sa.eps_paper(ds, t) for t in accepted], "k-", lw=2.5,
@@ -197,9 +197,11 @@ def measured_findings(acceptance: pd.DataFrame) -> list[str]:
         below = int((ds_be > rate.max()).sum())
         out.append(
             f"**{ds}: measured acceptance {rate.min():.1%}" + (f" to {rate.max():.1%}" if n > 1 else "")
-            + f"** ({seeds}). The runs that Theorem 1 prices at eps {rows['Thm 1 eps'].max():.2f} made "
-            f"{int(rows['candidates'].max()):,} candidates for {int(rows['accepted'].max()):,} accepted steps; "
-            f"priced soundly (every candidate) they spent eps {rows['all candidates (Thm 1 formula)'].max():.2f} "
+            + f"** ({seeds}). " + ("The run" if n == 1 else "The runs")
+            + f" that Theorem 1 prices at eps {rows['Thm 1 eps'].max():.2f} made "
+            f"{'' if n == 1 else 'up to '}{int(rows['candidates'].max()):,} candidates for "
+            f"{int(rows['accepted'].max()):,} accepted steps; priced soundly (every candidate), "
+            f"{'it' if n == 1 else 'they'} spent eps {rows['all candidates (Thm 1 formula)'].max():.2f} "
             f"(Theorem 1's own formula), {rows['rdp (sound)'].max():.2f} (RDP, improved conversion) and "
             f"{rows['pld (sound)'].max():.2f} (PLD). The acceptance rate is below the break-even rate of "
             f"{below} of the {len(ds_be)} Table 3 levels: there SA-DPSGD cannot have the lowest sound eps.")
