@@ -174,13 +174,15 @@ def test_paper_profile_runs_to_the_papers_budgets_with_enough_epochs():
         table = s.experiment.split(".")[0]
         assert s.train["batch_size"] == claims.setting(f"sadpsgd.table2.{ds}.batch_size")
         assert (s.train["optimizer"], s.train["momentum"]) == ("momentum", sa.MOMENTUM)
-        assert s.train["lr"] == claims.setting(f"sadpsgd.table2.{ds}.lr")
+        lr = claims.setting(f"sadpsgd.table2.{ds}.lr")
         assert s.subset == {}
         spe = int(sa.setting(ds)["n_train"] // s.train["batch_size"])
-        if scheme == "non_dp":
+        if scheme == "non_dp":  # our recipe: lr x C (Table 2's lr is for gradients clipped at C)
+            assert s.train["lr"] == pytest.approx(lr * claims.setting(f"sadpsgd.table2.{ds}.clip"))
             assert not s.train["private"] and s.model == sa.MODEL[ds]
             assert s.train["epochs"] * spe >= sa.steps_for(ds, claims.setting(f"sadpsgd.table2.{ds}.epsilon"))
             continue
+        assert s.train["lr"] == lr
         budget = claims.setting("sadpsgd.table3.max_epsilon") if table == "table3" else \
             claims.setting(f"sadpsgd.table2.{ds}.epsilon")
         assert s.train["target_epsilon"] == budget and s.train["target_accountant"] == sa.ACCEPTED_ONLY
