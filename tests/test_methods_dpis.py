@@ -177,14 +177,19 @@ def test_a_capped_draw_is_refused_or_charged_as_dpsgd():
     assert charging[0].on_epoch_end(ctx, {})["dpis_capped_draws"] == N
 
 
-def test_resume_is_exact(tmp_path):
-    full = train(_model(), _data(), None, _config(), plugins=_plugins(), progress=False)
+@pytest.mark.parametrize("n, settings", [
+    (N, {}),  # one stage
+    (256, {"k": 3.0, "epsilon": 10.0, "sigma_k": 60.0}),  # the sampler: K~ > k b C needs N >> k b
+])
+def test_resume_is_exact(tmp_path, n, settings):
+    data, cfg = _data(n), _config(batch_size=B if n == N else 4)
+    full = train(_model(), data, None, cfg, plugins=_plugins(**settings), progress=False)
     path = tmp_path / "ck.pt"
 
     class Stop(Exception):
         pass
 
-    first = _plugins()
+    first = _plugins(**settings)
     original = first[0].on_epoch_start
 
     def die_at_second(ctx, epoch):
@@ -194,13 +199,12 @@ def test_resume_is_exact(tmp_path):
 
     first[0].on_epoch_start = die_at_second
     with pytest.raises(Stop):
-        train(_model(), _data(), None, _config(), plugins=first, progress=False, checkpoint=path)
-    resumed = train(_model(), _data(), None, _config(), plugins=_plugins(), progress=False, checkpoint=path)
+        train(_model(), data, None, cfg, plugins=first, progress=False, checkpoint=path)
+    resumed = train(_model(), data, None, cfg, plugins=_plugins(**settings), progress=False, checkpoint=path)
     strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_s"} for r in rs]  # noqa: E731
     assert strip(resumed["epochs"]) == strip(full["epochs"])
     assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]
     assert math.isclose(resumed["privacy"]["epsilon"]["dpis"]["epsilon"], full["privacy"]["epsilon"]["dpis"]["epsilon"])
-
 
 def test_release_subsampled_sum_records_the_amplified_event_and_checks_rows():
     ctx = build_context(_model(), _data(), None, _config())
@@ -272,29 +276,3 @@ def test_sampler_capped_bound_is_refused():
                                              plugins[0].epoch_state.norms)
     with pytest.raises(RuntimeError, match="Lemma 3.1"):
         plugins[0].sampling_probabilities(ctx)
-
-
-def test_sampler_resume_is_exact(tmp_path):
-    data, cfg = _data(256), _config(batch_size=4)
-    full = train(_model(), data, None, cfg, plugins=_plugins(k=3.0, epsilon=10.0, sigma_k=60.0), progress=False)
-    path = tmp_path / "ck.pt"
-
-    class Stop(Exception):
-        pass
-
-    first = _plugins(k=3.0, epsilon=10.0, sigma_k=60.0)
-    original = first[0].on_epoch_start
-
-    def die_at_second(ctx, epoch):
-        if epoch == 2:
-            raise Stop
-        original(ctx, epoch)
-
-    first[0].on_epoch_start = die_at_second
-    with pytest.raises(Stop):
-        train(_model(), data, None, cfg, plugins=first, progress=False, checkpoint=path)
-    resumed = train(_model(), data, None, cfg, plugins=_plugins(k=3.0, epsilon=10.0, sigma_k=60.0), progress=False,
-                    checkpoint=path)
-    strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_s"} for r in rs]  # noqa: E731
-    assert strip(resumed["epochs"]) == strip(full["epochs"])
-    assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]

@@ -371,6 +371,9 @@ def test_bad_inputs_name_the_parameter():
         sa.worst_case_candidates("mnist", 0)
     with pytest.raises(ValueError, match="dataset"):
         sa.load("svhn")
+    with pytest.raises(ValueError, match="accounting"):
+        sa.level_eps([], "mnist", 0.9, "eps_rdp")
+    assert sa.level_eps([], "mnist", 0.9) is None
 
 
 # --------------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import argparse
+
 from dpnotes.claims import PAPERS
 from dpnotes.results import PROFILES, Store
 
@@ -43,8 +45,6 @@ def register(sub) -> None:
 
 
 def _seeds(text: str) -> tuple[int, ...]:
-    import argparse
-
     try:
         seeds = tuple(int(t) for t in text.split(","))
     except ValueError:

@@ -132,7 +132,7 @@ def acceptance_figure(axes, records: list[dict], window: int = 200) -> None:
     """Per dataset: the acceptance rate over the last ``window`` candidates and the share of
     them accepted uphill by Eq. 3's draw and by force, against accepted steps tau."""
     runs = sa_runs(records)
-    for ax, ds in zip(axes, ("mnist", "fmnist", "cifar10")):
+    for ax, ds in zip(axes, sa.DATASETS):
         mine = [r for r in runs if _dataset_of(r) == ds]
         for r in mine:
             decided = sa.decisions(r)
@@ -173,11 +173,9 @@ def table3_frame(records: list[dict]) -> pd.DataFrame:
             target = claims.setting(f"sadpsgd.table3.{ds}.{level}.accuracy_level")
             row = {"dataset": ds, "level": target}
             for key, scheme in sa.TABLE3_SCHEME.items():
-                hits = [sa.first_reaching(r, ds, target) for r in runs[key] if sa.curve(r)]
                 row[f"{scheme} (paper)"] = claims.get(f"sadpsgd.table3.{ds}.{level}.eps_{key}").number
-                row[f"{scheme} ours"] = sa.mean_or_never([h and h["eps_paper"] for h in hits]) if hits else None
-            hits = [sa.first_reaching(r, ds, target) for r in runs["s"] if sa.curve(r)]
-            row["sa_dpsgd ours, sound"] = sa.mean_or_never([h and h["eps_sound"] for h in hits]) if hits else None
+                row[f"{scheme} ours"] = sa.level_eps(runs[key], ds, target)
+            row["sa_dpsgd ours, sound"] = sa.level_eps(runs["s"], ds, target, "eps_sound")
             rows.append(row)
     return pd.DataFrame(rows).set_index(["dataset", "level"]).round(3) if rows else pd.DataFrame()
 
