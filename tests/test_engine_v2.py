@@ -3,6 +3,9 @@ stop conditions, and provenance (clean-tree rule, segments of a resumed run)."""
 
 import dataclasses
 import json
+import multiprocessing
+import os
+import signal
 
 import pytest
 import torch
@@ -184,6 +187,7 @@ class Toy:
 
     def __init__(self):
         self.die_at_epoch = None
+        self.hard_kill = False
 
     def configs(self, profile):
         return [{"paper": "gdp", "profile": profile, "experiment": "toy", "seed": 0,
@@ -198,6 +202,8 @@ class Toy:
         class Die(Plugin):
             def on_epoch_start(self, ctx, epoch):
                 if epoch == toy.die_at_epoch:
+                    if toy.hard_kill:  # no chance to close anything, as at the end of a session
+                        os.kill(os.getpid(), signal.SIGKILL)
                     raise KeyboardInterrupt
 
         torch.manual_seed(spec.seed)
@@ -244,6 +250,27 @@ def test_resumed_run_has_every_segment_and_equals_an_uninterrupted_one(tmp_path,
     assert len(segs) == 2 and len(whole["provenance"]["segments"]) == 1
     assert resumed["provenance"]["wall_time_s"] == pytest.approx(sum(s["wall_s"] for s in segs), abs=2e-3)
     assert {"commit", "dirty", "started", "wall_s", "device", "versions"} <= set(segs[0])
+
+
+@pytest.mark.parametrize("die_at_epoch, kept", [(2, True), (0, False)])
+def test_a_killed_segment_is_kept_as_interrupted_or_dropped_if_it_saved_nothing(
+        tmp_path, toy, monkeypatch, die_at_epoch, kept):
+    _clean(monkeypatch, dirty=False)
+    toy.die_at_epoch, toy.hard_kill = die_at_epoch, True
+    child = multiprocessing.get_context("fork").Process(
+        target=runner.run_paper, args=("gdp", "paper"), kwargs={"store": Store(tmp_path), "progress": False})
+    child.start()
+    child.join(60)
+    assert child.exitcode == -signal.SIGKILL
+    toy.die_at_epoch = None
+    (resumed,) = runner.run_paper("gdp", "paper", store=Store(tmp_path), progress=False)
+    segs = resumed["provenance"]["segments"]
+    if kept:  # the killed segment, with its time up to the checkpoint it left, then the last
+        assert len(segs) == 2 and segs[0]["interrupted"] is True and "interrupted" not in segs[1]
+        assert 0 < segs[0]["wall_s"] < 60 and set(segs[0]) == set(segs[1]) | {"interrupted"}
+    else:
+        assert len(segs) == 1 and "interrupted" not in segs[0]
+    assert resumed["provenance"]["wall_time_s"] == pytest.approx(sum(s["wall_s"] for s in segs), abs=2e-3)
 
 
 def test_store_never_overwrites_and_checks_the_ledger(tmp_path, toy, monkeypatch):

@@ -42,7 +42,7 @@ def _flags(record) -> list[bool]:
 
 
 class Spy(sadpsgd.SADPSGD):
-    """Records, per candidate: the test loss before and after (evaluated independently), the
+    """Records, per candidate: the energy before and after (evaluated independently), the
     state it was judged in, the number of evaluations the method asked for, the decision."""
 
     def __init__(self, config):
@@ -52,12 +52,13 @@ class Spy(sadpsgd.SADPSGD):
     def accept_step(self, ctx, old_params, new_params, evaluate):
         calls = []
 
-        def counted(params):
+        def counted(params, split="test"):
             calls.append(1)
-            return evaluate(params)
+            return evaluate(params, split)
 
+        split = self.config.energy  # the losses the rule should read
         before = {"t": ctx.step, "tau": self.tau, "mu": self.mu, "Q": self.Q,
-                  "j_old": ctx.evaluate(old_params)["loss"], "j_new": ctx.evaluate(new_params)["loss"]}
+                  "j_old": ctx.evaluate(old_params, split)["loss"], "j_new": ctx.evaluate(new_params, split)["loss"]}
         accepted = super().accept_step(ctx, old_params, new_params, counted)
         self.log.append({**before, "evals": len(calls), "accepted": accepted})
         return accepted
@@ -95,7 +96,7 @@ def test_huge_q0_without_forced_accepts_is_greedy():
 def test_forced_accept_exactly_after_mu0_rejections(mu0):
     plugin = _started(Q0=1e12, mu0=mu0)
     losses = iter(range(1000))  # the test loss rises at every evaluation
-    evaluate = lambda params: float(next(losses))  # noqa: E731
+    evaluate = lambda params, split: float(next(losses))  # noqa: E731
     decisions = []
     for _ in range(2 + 3 * (mu0 + 1)):
         decisions.append(plugin.accept_step(None, {}, {}, evaluate))
@@ -174,7 +175,7 @@ def test_resume_restores_tau_mu_q_j_and_the_generator(tmp_path):
     first = _started(Q0=0.5, mu0=3)
     losses = iter([1.0, 1.2, 0.9, 1.1, 1.3, 1.0, 1.4])
     for _ in range(6):
-        first.accept_step(None, {}, {}, lambda params: next(losses))
+        first.accept_step(None, {}, {}, lambda params, split: next(losses))
     second = _plugin(Q0=0.5, mu0=3)
     second.load_state_dict(first.state_dict())
     second.on_train_start(build_context(_model(), _data(), _data(40, seed=1), CFG))
@@ -185,7 +186,8 @@ def test_resume_restores_tau_mu_q_j_and_the_generator(tmp_path):
 
 @pytest.mark.parametrize("settings, name", [
     ({"Q0": -1.0}, "Q0"), ({"Q0": float("nan")}, "Q0"), ({"Q0": math.inf}, "Q0"),
-    ({"mu0": 0}, "mu0"), ({"mu0": 2.5}, "mu0"), ({"mu0": -math.inf}, "mu0"), ({"mu0": "10"}, "mu0")])
+    ({"mu0": 0}, "mu0"), ({"mu0": 2.5}, "mu0"), ({"mu0": -math.inf}, "mu0"), ({"mu0": "10"}, "mu0"),
+    ({"energy": "train"}, "energy"), ({"energy": "val"}, "energy")])
 def test_bad_settings_are_refused(settings, name):
     with pytest.raises(ValueError, match=name):
         sadpsgd.Config(**settings)
@@ -197,8 +199,41 @@ def test_resolve_is_json_safe_and_round_trips():
     assert never == {"Q0": 10.0, "mu0": None}
     json.dumps(never, allow_nan=False)
     assert sadpsgd.Config(**never) == sadpsgd.Config(Q0=10.0, mu0=math.inf)
+    # the energy set appears only when it is not the paper's (specs from before it keep their ids)
+    assert sadpsgd.resolve({"energy": "test"}) == {"Q0": 10.0, "mu0": 10}
+    assert sadpsgd.resolve({"energy": "validation"})["energy"] == "validation"
 
 
 def test_a_run_without_test_data_is_refused():
     with pytest.raises(ValueError, match="test"):
         train(_model(), _data(), None, CFG, plugins=[_plugin()], progress=False)
+
+
+def test_a_validation_run_without_validation_data_is_refused():
+    with pytest.raises(ValueError, match="validation_data"):
+        train(_model(), _data(), _data(40, seed=1), CFG, plugins=[_plugin(energy="validation")], progress=False)
+
+
+def test_validation_energy_judges_on_the_held_out_set_only():
+    """energy="validation": J is the held-out loss; with the held-out set equal to the test set
+    the run is the test-energy run exactly, with another set the decisions follow that set."""
+    test, held_out = _data(40, seed=1), _data(40, seed=2)
+    cfg = CFG.replace(epochs=4)
+
+    def run(plugin, validation):
+        m = _model()
+        out = train(m, _data(), test, cfg, plugins=[plugin], progress=False, validation_data=validation)
+        return out, m, plugin
+
+    same, _, _ = run(_plugin(), None)
+    mirrored, _, _ = run(_plugin(energy="validation"), test)
+    assert _strip(same) == _strip(mirrored)
+    spy = Spy(sadpsgd.Config(energy="validation"))
+    out, m, _ = run(spy, held_out)
+    ctx = build_context(m, _data(), test, cfg, validation_data=held_out)
+    assert spy.J == pytest.approx(ctx.evaluate(split="validation")["loss"], rel=1e-6)
+    assert spy.J != pytest.approx(ctx.evaluate()["loss"], rel=1e-3)
+    # a lower held-out loss is always kept; the ledger's flags are the rule's decisions
+    assert all(row["accepted"] for row in spy.log if row["j_new"] <= row["j_old"])
+    assert any(not row["accepted"] for row in spy.log)
+    assert _flags(out) == [row["accepted"] for row in spy.log]

@@ -2,8 +2,11 @@
 shares (train a spec into a record, store it).
 
 A run killed midway leaves no record, only a checkpoint (``<store>/.checkpoints/<run_id>.pt``)
-and the provenance of its finished segments (``<run_id>.segments.json``), from which the next
-attempt resumes. Paper-profile runs start only from a clean tree.
+and the provenance of its segments (``<run_id>.segments.json``), from which the next attempt
+resumes. A segment is written there when it starts, so one killed without a chance to close
+(SIGKILL, the end of a session) is still recorded: the next attempt marks it ``interrupted``
+with its wall time up to the checkpoint it left, or drops it if it left none (it then
+contributed nothing). Paper-profile runs start only from a clean tree.
 """
 
 from __future__ import annotations
@@ -35,15 +38,24 @@ def _checkpoint_paths(folder: Path, spec: RunSpec) -> tuple[Path, Path]:
     return folder / f"{spec.id}.pt", folder / f"{spec.id}.segments.json"
 
 
-def _segments(path: Path, spec: RunSpec) -> list[dict]:
-    """Provenance of the finished segments of an interrupted run of ``spec``."""
+def _segments(path: Path, checkpoint: Path, spec: RunSpec) -> list[dict]:
+    """Provenance of the earlier segments of an interrupted run of ``spec``; an open one (its
+    process was killed) is closed at the time of the checkpoint it left, if any."""
     if not path.exists():
         return []
     saved = json.loads(path.read_text(encoding="utf-8"))
     if saved["spec"] != spec.to_dict():
         raise ValueError(f"{path} belongs to another run spec than {spec.id}; delete it and the "
                          "checkpoint beside it to start afresh")
-    return saved["segments"]
+    out = []
+    for seg in saved["segments"]:
+        if seg.pop("open", False):
+            kept = (checkpoint.stat().st_mtime if checkpoint.exists() else 0.0) - seg.pop("started_unix")
+            if kept <= 0:
+                continue  # killed before its first checkpoint: nothing of it is in the run
+            seg.update(wall_s=round(kept, 3), interrupted=True)
+        out.append(seg)
+    return out
 
 
 def train_record(spec: RunSpec, *, device: str, checkpoints: Path, progress: bool) -> dict:
@@ -54,13 +66,19 @@ def train_record(spec: RunSpec, *, device: str, checkpoints: Path, progress: boo
     module = experiments.module(spec.paper)
     checkpoints.mkdir(parents=True, exist_ok=True)
     checkpoint, segments_path = _checkpoint_paths(checkpoints, spec)
-    segments = _segments(segments_path, spec)
+    segments = _segments(segments_path, checkpoint, spec)
     started, start = provenance.now(), time.perf_counter()
+
+    def save(current: dict) -> None:
+        atomic_write_text(segments_path, json.dumps({"spec": spec.to_dict(), "segments": segments + [current]}))
+
+    save({**provenance.segment(state, device, started, 0.0), "open": True, "started_unix": time.time()})
     try:
         out = module.execute(spec, device=device, progress=progress, checkpoint=checkpoint)
     finally:
-        segments.append(provenance.segment(state, device, started, time.perf_counter() - start))
-        atomic_write_text(segments_path, json.dumps({"spec": spec.to_dict(), "segments": segments}))
+        closed = provenance.segment(state, device, started, time.perf_counter() - start)
+        save(closed)
+        segments.append(closed)
     return {
         "id": spec.id, "spec": spec.to_dict(),
         "epochs": out["epochs"], "final": out["final"], "privacy": out["privacy"],

@@ -59,9 +59,10 @@ def current(records: list[dict], configs: list[dict]) -> dict[str, list[dict]]:
 
 
 def train_spec(spec: spec.RunSpec, train_data, test_data, *, device: str, progress: bool, checkpoint,
-               extra_plugins: tuple = ()) -> dict:
+               extra_plugins: tuple = (), validation_data=None) -> dict:
     """Train the model of a resolved spec with its method's hooks (plus ``extra_plugins``, e.g.
-    an extra metric) on the given data; the seed fixes the model's initialisation."""
+    an extra metric) on the given data (``validation_data``: held-out examples an accept rule
+    may read); the seed fixes the model's initialisation."""
     import torch
 
     from dpnotes import methods, models
@@ -76,4 +77,4 @@ def train_spec(spec: spec.RunSpec, train_data, test_data, *, device: str, progre
         return method.run(model, train_data, test_data, train_config, config, plugins=tuple(extra_plugins),
                           progress=progress, checkpoint=checkpoint)
     return train(model, train_data, test_data, train_config, plugins=method.hooks(config) + tuple(extra_plugins),
-                 progress=progress, checkpoint=checkpoint)
+                 progress=progress, checkpoint=checkpoint, validation_data=validation_data)

@@ -36,6 +36,7 @@ from dpnotes.train.plugins import Plugin, check_plugins, overrides
 from dpnotes.train.privatize import add_noise, clip_factors, clipped_sum
 from dpnotes.train.sampling import poisson_batch, shuffled_batches, to_device
 
+SPLITS = ("test", "validation", "train")  # what ctx.evaluate can read
 SHUFFLE_NOTE = ("sampling='shuffle': fixed-size shuffled batches; the Poisson-subsampling "
                 "epsilons reported do NOT describe this run (Chua et al., ICML 2024)")
 
@@ -87,6 +88,8 @@ class TrainContext:
     version: int = 0  # counts parameter changes (accepted steps), keys the evaluation cache
     curve: list = field(default_factory=list)  # this epoch's eval_every points
     _eval_cache: tuple[int, dict] | None = field(default=None, repr=False)
+    validation_inputs: tuple[torch.Tensor, ...] | None = None  # held-out examples an accept rule may read
+    validation_targets: torch.Tensor | None = None
 
     def params(self) -> Params:
         return trainable(self.model)
@@ -97,11 +100,13 @@ class TrainContext:
         return owners[0] if owners else None
 
     def evaluate(self, params: Params | None = None, split: str = "test") -> dict:
-        """Mean loss and accuracy on the test (or train) set, at ``params`` or the model's own."""
-        xs, y = ((self.test_inputs, self.test_targets) if split == "test"
-                 else (self.train_inputs, self.train_targets))
+        """Mean loss and accuracy on the ``split`` set (test, validation or train), at
+        ``params`` or the model's own."""
+        xs, y = {"test": (self.test_inputs, self.test_targets),
+                 "validation": (self.validation_inputs, self.validation_targets),
+                 "train": (self.train_inputs, self.train_targets)}[validate.choice("split", split, SPLITS)]
         if y is None:
-            raise ValueError("no test data was given")
+            raise ValueError(f"no {split} data was given")
         return evaluate(self.model, xs, y, self.loss_fn, self.config.eval_batch_size, params)
 
     def evaluate_current(self) -> dict:
@@ -156,7 +161,7 @@ class TrainContext:
 
 
 def build_context(model: nn.Module, train_data, test_data, config: TrainConfig, *,
-                  plugins=(), loss: str | LossFn = "cross_entropy") -> TrainContext:
+                  plugins=(), loss: str | LossFn = "cross_entropy", validation_data=None) -> TrainContext:
     """Move model and data to ``config.device`` and set up optimizer, backend and generators."""
     if not isinstance(config, TrainConfig):
         raise ValueError(f"config must be a TrainConfig, got {type(config).__name__}")
@@ -170,6 +175,7 @@ def build_context(model: nn.Module, train_data, test_data, config: TrainConfig, 
     n = len(y)
     q, steps = config.sample_rate(n), config.steps(n)
     txs, ty = split_data(test_data, "test_data") if test_data is not None else (None, None)
+    vxs, vy = split_data(validation_data, "validation_data") if validation_data is not None else (None, None)
     to = lambda ts: tuple(t.to(device) for t in ts)  # noqa: E731
     model.to(device).train()
     if any(isinstance(m, nn.Conv2d) for m in model.modules()):
@@ -186,6 +192,8 @@ def build_context(model: nn.Module, train_data, test_data, config: TrainConfig, 
         model=model, config=config, device=device, train_inputs=to(xs), train_targets=y.to(device),
         test_inputs=to(txs) if txs is not None else None,
         test_targets=ty.to(device) if ty is not None else None,
+        validation_inputs=to(vxs) if vxs is not None else None,
+        validation_targets=vy.to(device) if vy is not None else None,
         loss_fn=loss_fn, backend=backend,
         optimizer=make_optimizer([p for p in model.parameters() if p.requires_grad], config),
         plugins=plugins, n=n, q=q, steps_per_epoch=steps,
@@ -268,9 +276,11 @@ def _apply(ctx: TrainContext, info: dict, event) -> dict:
     if judge is not None:
         new, seen = ctx.params(), {}
 
-        def evaluate_at(params):
-            seen[id(params)] = ctx.evaluate(params)
-            return seen[id(params)]["loss"]
+        def evaluate_at(params, split="test"):
+            out = ctx.evaluate(params, split)
+            if split == "test":
+                seen[id(params)] = out
+            return out["loss"]
 
         accepted = bool(judge.accept_step(ctx, old, new, evaluate_at))
         if accepted and id(new) in seen:  # the accept rule's test pass is the new model's
@@ -398,16 +408,18 @@ def _run_epoch(ctx: TrainContext, epoch: int, progress: bool) -> dict:
 
 def train(model: nn.Module, train_data, test_data, config: TrainConfig, *, plugins=(),
           progress: bool = True, checkpoint: str | Path | None = None,
-          loss: str | LossFn = "cross_entropy") -> dict:
+          loss: str | LossFn = "cross_entropy", validation_data=None) -> dict:
     """Train ``model`` in place; return ``{"epochs": [...], "final": {...}, "privacy": {...}}``.
 
     ``train_data``/``test_data``: ``(x, y)`` tensors, or several input tensors then targets
     (``((users, items), ratings)``); ``test_data`` may be None. ``checkpoint``: a file written
     atomically after every epoch; if it exists the run resumes from it (and must have the same
     config), giving the same history as an uninterrupted run. ``loss``: "cross_entropy",
-    "mse", or a callable returning per-example losses.
+    "mse", or a callable returning per-example losses. ``validation_data``: held-out examples
+    (never trained on) that an accept rule may judge candidates by (SA-DPSGD's ``energy``).
     """
-    ctx = build_context(model, train_data, test_data, config, plugins=plugins, loss=loss)
+    ctx = build_context(model, train_data, test_data, config, plugins=plugins, loss=loss,
+                        validation_data=validation_data)
     if config.private and config.sampling == "shuffle":
         warnings.warn(SHUFFLE_NOTE, stacklevel=2)
     _check_target_reachable(ctx)

@@ -72,9 +72,10 @@ class Plugin:
         return None
 
     def accept_step(self, ctx: "TrainContext", old_params: dict, new_params: dict,
-                    evaluate: Callable[[dict], float]) -> bool | None:
+                    evaluate: Callable[..., float]) -> bool | None:
         """EXCLUSIVE. After the update: True keeps it, False restores the old parameters and
-        optimizer state (SA-DPSGD). ``evaluate(params)`` is the test loss at ``params``.
+        optimizer state (SA-DPSGD). ``evaluate(params, split="test")`` is the mean loss at
+        ``params`` on the test set or on the held-out ``validation`` set given to ``train``.
         Each step goes to the ledger as a ``CandidateStepDpEvent`` saying whether it was
         accepted: sound accountants charge every step, the paper's counts accepted ones."""
         return None
