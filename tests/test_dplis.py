@@ -208,3 +208,40 @@ def test_smoke_runs_end_to_end():
     # smoothing differs, so their final weights differ but their eps is the same.
     eps = {r["spec"]["method"]: r["final"].get("epsilon", r["privacy"]["epsilon"]) for r in records}
     assert eps["dpsgd"] == eps["dplis"]
+
+
+# --------------------------------------------------------------------------------------
+# Figure 2's toy (dplis_toy).
+
+def test_toy_gradient_is_autograd_of_eq1_and_the_basins_are_flat_and_sharp():
+    import torch
+
+    from dpnotes.experiments import dplis_toy as toy
+
+    theta = ((torch.rand(400, 2, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 2 - 1)
+             * 12).requires_grad_(True)
+    (auto,) = torch.autograd.grad(toy.loss(theta).sum(), theta)
+    assert torch.allclose(toy.grad(theta.detach()), auto, atol=1e-12)
+    u, v, step = torch.tensor(toy.U), torch.tensor(toy.V), torch.tensor([0.0, 1.0])
+    assert toy.loss(u) < 0.02 and toy.loss(v) < 0.02  # both minima have L close to 0
+    assert toy.loss(u + step) < toy.loss(v + step) / 3  # the basin at u is the flat one
+
+
+def test_toy_runs_share_starts_and_noise_and_smoothing_moves_them_to_the_flat_basin():
+    from dpnotes.experiments import dplis_toy as toy
+
+    plain = toy.dpsgd(2.0, 0.0, runs=200, steps=200)
+    assert plain.equal(toy.dpsgd(2.0, 0.0, runs=200, steps=200))
+    smoothed = toy.summary(toy.dpsgd(2.0, 3.0, runs=200, steps=200))
+    assert toy.summary(plain)["flat share"] < 0.8 < smoothed["flat share"]
+
+
+def test_toy_claim_is_a_statement_over_the_whole_grid():
+    from dpnotes.experiments import dplis_toy as toy
+
+    (m,) = [m for m in dplis.measure([]) if m.claim_id == "dplis.sec3_1.fig2_toy_flat_minimum"]
+    rows = toy.cells()
+    assert m.kind == "statement" and m.values == (toy.holds(rows),) and m.rule == toy.rule()
+    assert len(rows) == len(toy.LRS) * (len(toy.SMOOTHING) - 1)
+    flipped = [{**r, "always flat": True, "shorter tail": True} for r in rows[:1]] + rows[1:]
+    assert toy.holds(flipped) and not toy.holds([{**r, "shorter tail": False} for r in rows])
