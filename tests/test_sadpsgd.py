@@ -202,7 +202,7 @@ def test_paper_profile_runs_to_the_papers_budgets_with_enough_epochs():
             assert s.train["epochs"] * spe >= sa.steps_for(ds, budget)
         # Table 3 needs test accuracy at a step cadence: every candidate for SA-DPSGD (free), every
         # few steps for the baselines; Table 1's baseline runs need only their end
-        want = 1 if s.method == "sadpsgd" else sa.TABLE3_EVAL_EVERY if table == "table3" else None
+        want = (None if held_out else 1) if s.method == "sadpsgd" else sa.TABLE3_EVAL_EVERY if table == "table3" else None
         assert s.train.get("eval_every") == want
         # a Table 3 baseline may stop at the top level: nothing after it is read
         assert s.train.get("stop_accuracy") == (sa.top_level(ds) if want == sa.TABLE3_EVAL_EVERY else None)
