@@ -227,21 +227,26 @@ def test_toy_gradient_is_autograd_of_eq1_and_the_basins_are_flat_and_sharp():
     assert toy.loss(u + step) < toy.loss(v + step) / 3  # the basin at u is the flat one
 
 
-def test_toy_runs_share_starts_and_noise_and_smoothing_moves_them_to_the_flat_basin():
+def test_toy_cells_are_paired_and_smoothing_moves_runs_to_the_flat_basin():
+    import torch
+
     from dpnotes.experiments import dplis_toy as toy
 
-    plain = toy.dpsgd(2.0, 0.0, runs=200, steps=200)
-    assert plain.equal(toy.dpsgd(2.0, 0.0, runs=200, steps=200))
-    smoothed = toy.summary(toy.dpsgd(2.0, 3.0, runs=200, steps=200))
-    assert toy.summary(plain)["flat share"] < 0.8 < smoothed["flat share"]
+    cells = toy.dpsgd_many([(2.0, 0.0, "-"), (2.0, 3.0, "mean"), (2.0, 3.0, "sum")], runs=200, steps=200)
+    assert torch.equal(cells[0], toy.dpsgd(2.0, 0.0, runs=200, steps=200))  # one cell = a run alone
+    assert torch.equal(cells[1], toy.dpsgd(2.0, 3.0, "mean", runs=200, steps=200))
+    # paired: zero smoothing in a batch with smoothed cells is the plain run (same starts and noise)
+    assert torch.equal(toy.dpsgd_many([(2.0, 0.0, "-"), (5.0, 2.0, "sum")], runs=200, steps=200)[0], cells[0])
+    plain, mean, summed = (toy.summary(c)["flat share"] for c in cells)
+    assert plain < 0.8 < min(mean, summed)
+    assert not torch.equal(cells[1], cells[2])  # the sum is K times the mean before clipping
 
 
-def test_toy_claim_is_a_statement_over_the_whole_grid():
+def test_toy_claim_is_not_judged_and_says_why():
     from dpnotes.experiments import dplis_toy as toy
 
-    (m,) = [m for m in dplis.measure([]) if m.claim_id == "dplis.sec3_1.fig2_toy_flat_minimum"]
+    assert "dplis.sec3_1.fig2_toy_flat_minimum" not in {m.claim_id for m in dplis.measure([])}
+    assert "Figure 2 section" in dplis.NOT_RUN["dplis.sec3_1.fig2_toy_flat_minimum"]
     rows = toy.cells()
-    assert m.kind == "statement" and m.values == (toy.holds(rows),) and m.rule == toy.rule()
-    assert len(rows) == len(toy.LRS) * (len(toy.SMOOTHING) - 1)
-    flipped = [{**r, "always flat": True, "shorter tail": True} for r in rows[:1]] + rows[1:]
-    assert toy.holds(flipped) and not toy.holds([{**r, "shorter tail": False} for r in rows])
+    assert len(rows) == len(toy.LRS) * (len(toy.SMOOTHING) - 1) * len(toy.COMBINES)
+    assert all(r["shorter tail"] == (r["loss q99"] < r["DP-SGD loss q99"]) for r in rows)

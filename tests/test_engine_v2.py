@@ -188,6 +188,7 @@ class Toy:
     def __init__(self):
         self.die_at_epoch = None
         self.hard_kill = False
+        self.suffix = ""  # a method may derive its checkpoint files from the path (LP-MST: ".stage1")
 
     def configs(self, profile):
         return [{"paper": "gdp", "profile": profile, "experiment": "toy", "seed": 0,
@@ -210,7 +211,7 @@ class Toy:
         from dpnotes import models
         model = models.create(spec.model, **spec.model_kwargs)
         return train(model, _data(), None, TrainConfig(**spec.train, device=device),
-                     plugins=[Die()], progress=False, checkpoint=checkpoint)
+                     plugins=[Die()], progress=False, checkpoint=f"{checkpoint}{toy.suffix}")
 
 
 @pytest.fixture
@@ -248,29 +249,34 @@ def test_resumed_run_has_every_segment_and_equals_an_uninterrupted_one(tmp_path,
     assert strip(resumed) == strip(whole)
     segs = resumed["provenance"]["segments"]
     assert len(segs) == 2 and len(whole["provenance"]["segments"]) == 1
+    assert segs[0]["interrupted"] is True and "interrupted" not in segs[1]
     assert resumed["provenance"]["wall_time_s"] == pytest.approx(sum(s["wall_s"] for s in segs), abs=2e-3)
     assert {"commit", "dirty", "started", "wall_s", "device", "versions"} <= set(segs[0])
 
 
-@pytest.mark.parametrize("die_at_epoch, kept", [(2, True), (0, False)])
-def test_a_killed_segment_is_kept_as_interrupted_or_dropped_if_it_saved_nothing(
-        tmp_path, toy, monkeypatch, die_at_epoch, kept):
+@pytest.mark.parametrize("kills, kept, suffix", [
+    ((2,), 1, ""), ((0,), 0, ""), ((2,), 1, ".stage1"),
+    ((1, 1), 1, ""),  # the second attempt dies before its own first checkpoint: dropped
+    ((1, 2), 2, "")])
+def test_killed_segments_are_kept_as_interrupted_or_dropped_if_they_saved_nothing(
+        tmp_path, toy, monkeypatch, kills, kept, suffix):
     _clean(monkeypatch, dirty=False)
-    toy.die_at_epoch, toy.hard_kill = die_at_epoch, True
-    child = multiprocessing.get_context("fork").Process(
-        target=runner.run_paper, args=("gdp", "paper"), kwargs={"store": Store(tmp_path), "progress": False})
-    child.start()
-    child.join(60)
-    assert child.exitcode == -signal.SIGKILL
+    toy.hard_kill, toy.suffix = True, suffix
+    for epoch in kills:  # each attempt killed with no chance to close anything (end of a session)
+        toy.die_at_epoch = epoch
+        child = multiprocessing.get_context("fork").Process(
+            target=runner.run_paper, args=("gdp", "paper"), kwargs={"store": Store(tmp_path), "progress": False})
+        child.start()
+        child.join(60)
+        assert child.exitcode == -signal.SIGKILL
     toy.die_at_epoch = None
     (resumed,) = runner.run_paper("gdp", "paper", store=Store(tmp_path), progress=False)
     segs = resumed["provenance"]["segments"]
-    if kept:  # the killed segment, with its time up to the checkpoint it left, then the last
-        assert len(segs) == 2 and segs[0]["interrupted"] is True and "interrupted" not in segs[1]
-        assert 0 < segs[0]["wall_s"] < 60 and set(segs[0]) == set(segs[1]) | {"interrupted"}
-    else:
-        assert len(segs) == 1 and "interrupted" not in segs[0]
+    assert len(segs) == kept + 1 and all(s["interrupted"] is True for s in segs[:-1])
+    assert "interrupted" not in segs[-1] and all(0 < s["wall_s"] < 60 for s in segs)
+    assert all(set(s) == set(segs[-1]) | {"interrupted"} for s in segs[:-1])
     assert resumed["provenance"]["wall_time_s"] == pytest.approx(sum(s["wall_s"] for s in segs), abs=2e-3)
+    assert not list((tmp_path / ".checkpoints").iterdir())  # stage files too
 
 
 def test_store_never_overwrites_and_checks_the_ledger(tmp_path, toy, monkeypatch):

@@ -214,26 +214,43 @@ def test_a_validation_run_without_validation_data_is_refused():
         train(_model(), _data(), _data(40, seed=1), CFG, plugins=[_plugin(energy="validation")], progress=False)
 
 
-def test_validation_energy_judges_on_the_held_out_set_only():
-    """energy="validation": J is the held-out loss; with the held-out set equal to the test set
-    the run is the test-energy run exactly, with another set the decisions follow that set."""
-    test, held_out = _data(40, seed=1), _data(40, seed=2)
-    cfg = CFG.replace(epochs=4)
+def test_validation_energy_judges_on_its_own_set_only():
+    """energy="validation": J is the loss on the given set; with that set equal to the test set
+    the run is the test-energy run exactly, with another set the decisions follow that set and
+    the per-step test curve still reads the test set."""
+    test, other = _data(40, seed=1), _data(40, seed=2)
+    cfg = CFG.replace(epochs=4, eval_every=1)
 
     def run(plugin, validation):
         m = _model()
         out = train(m, _data(), test, cfg, plugins=[plugin], progress=False, validation_data=validation)
-        return out, m, plugin
+        return out, m
 
-    same, _, _ = run(_plugin(), None)
-    mirrored, _, _ = run(_plugin(energy="validation"), test)
-    assert _strip(same) == _strip(mirrored)
+    same, _ = run(_plugin(), None)
+    mirrored, _ = run(_plugin(energy="validation"), test)
+    strip = lambda r: [{k: v for k, v in e.items() if not k.startswith(("energy_", "test_n"))}  # noqa: E731
+                       for e in _strip(r)["epochs"]]
+    assert strip(same) == strip(mirrored)
     spy = Spy(sadpsgd.Config(energy="validation"))
-    out, m, _ = run(spy, held_out)
-    ctx = build_context(m, _data(), test, cfg, validation_data=held_out)
-    assert spy.J == pytest.approx(ctx.evaluate(split="validation")["loss"], rel=1e-6)
-    assert spy.J != pytest.approx(ctx.evaluate()["loss"], rel=1e-3)
-    # a lower held-out loss is always kept; the ledger's flags are the rule's decisions
+    out, m = run(spy, other)
+    ctx = build_context(m, _data(), test, cfg, validation_data=other)
+    energy, tested = ctx.evaluate(split="validation"), ctx.evaluate()
+    assert spy.J == pytest.approx(energy["loss"], rel=1e-6) and spy.J != pytest.approx(tested["loss"], rel=1e-3)
+    # a lower energy is always kept; the ledger's flags are the rule's decisions
     assert all(row["accepted"] for row in spy.log if row["j_new"] <= row["j_old"])
     assert any(not row["accepted"] for row in spy.log)
     assert _flags(out) == [row["accepted"] for row in spy.log]
+    # the per-step curve is the test set's (not the energy set's), the epoch records both
+    last = out["epochs"][-1]
+    assert last["curve"][-1]["test_loss"] == pytest.approx(tested["loss"], rel=1e-6)
+    assert (last["energy_loss"], last["energy_acc"]) == pytest.approx((energy["loss"], energy["acc"]), rel=1e-6)
+    assert (last["energy_n"], last["test_n"]) == (40, 40)
+
+
+def test_an_accept_rule_cannot_read_the_training_set():
+    class Peek(sadpsgd.SADPSGD):
+        def accept_step(self, ctx, old_params, new_params, evaluate):
+            return evaluate(new_params, "train") < 1.0
+
+    with pytest.raises(ValueError, match="split"):
+        train(_model(), _data(), _data(40, seed=1), CFG, plugins=[Peek(sadpsgd.Config())], progress=False)

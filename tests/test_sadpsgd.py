@@ -177,10 +177,10 @@ def test_paper_profile_runs_to_the_papers_budgets_with_enough_epochs():
         assert s.train["batch_size"] == claims.setting(f"sadpsgd.table2.{ds}.batch_size")
         assert (s.train["optimizer"], s.train["momentum"]) == ("momentum", sa.MOMENTUM)
         lr = claims.setting(f"sadpsgd.table2.{ds}.lr")
-        held_out = sa.ENERGY_HELD_OUT if table == "energy" else 0
-        assert s.subset == ({"validation": held_out} if held_out else {})
-        assert (s.method_config.get("energy") == "validation") == bool(held_out)
-        n = sa.setting(ds)["n_train"] - held_out
+        split = table == "energy"  # energy on part of the test set: the training set is the paper's
+        assert s.subset == ({"energy": sa.ENERGY_SPLIT} if split else {})
+        assert (s.method_config.get("energy") == "validation") == split
+        n = sa.setting(ds)["n_train"]
         spe = int(n // s.train["batch_size"])
         if scheme == "non_dp":  # our recipe: lr x C (Table 2's lr is for gradients clipped at C)
             assert s.train["lr"] == pytest.approx(lr * claims.setting(f"sadpsgd.table2.{ds}.clip"))
@@ -191,18 +191,13 @@ def test_paper_profile_runs_to_the_papers_budgets_with_enough_epochs():
         budget = claims.setting("sadpsgd.table3.max_epsilon") if table == "table3" else \
             claims.setting(f"sadpsgd.table2.{ds}.epsilon")
         assert s.train["target_epsilon"] == budget and s.train["target_accountant"] == sa.ACCEPTED_ONLY
-        if s.method == "sadpsgd":  # at the worst case (mu0 + 1 candidates per accept, Theorem 1
-            # at the run's own q) the candidates available reach the last accept within the budget
-            accepts = int(s.train["epochs"] * spe // (claims.setting(f"sadpsgd.table2.{ds}.mu0") + 1))
-            q, sigma = s.train["batch_size"] / n, s.train["noise_multiplier"]
-            assert sadpsgd_epsilon(q, sigma, accepts + 1, s.train["delta"])[0] > budget
-            if not held_out:
-                assert s.train["epochs"] * spe >= sa.worst_case_candidates(ds)
+        if s.method == "sadpsgd":  # the worst case: mu0 + 1 candidates per accept
+            assert s.train["epochs"] * spe >= sa.worst_case_candidates(ds)
         else:
             assert s.train["epochs"] * spe >= sa.steps_for(ds, budget)
         # Table 3 needs test accuracy at a step cadence: every candidate for SA-DPSGD (free), every
         # few steps for the baselines; Table 1's baseline runs need only their end
-        want = (None if held_out else 1) if s.method == "sadpsgd" else sa.TABLE3_EVAL_EVERY if table == "table3" else None
+        want = (None if split else 1) if s.method == "sadpsgd" else sa.TABLE3_EVAL_EVERY if table == "table3" else None
         assert s.train.get("eval_every") == want
         # a Table 3 baseline may stop at the top level: nothing after it is read
         assert s.train.get("stop_accuracy") == (sa.top_level(ds) if want == sa.TABLE3_EVAL_EVERY else None)
@@ -300,21 +295,19 @@ def test_acceptance_frame_and_findings_come_from_the_records():
     assert report.measured_findings(report.acceptance_frame([quick])) == []
 
 
-def test_energy_finding_pairs_the_held_out_run_with_the_test_energy_run_of_its_seed():
+def test_energy_finding_compares_the_two_parts_of_the_test_set_at_the_end():
     from dpnotes.report import sadpsgd as report
 
-    def record(experiment, acc):
-        spec = resolve(next(c for c in sa.configs("paper") if c["experiment"] == experiment and c["seed"] == 0))
-        return {"id": spec.id, "spec": spec.to_dict(), "final": {"test_acc": acc},
-                "epochs": [{"curve": [{"step": 1, "accepted_steps": 1, "test_acc": acc, "test_loss": 0.1}]}]}
-
-    held, tested = record("energy.mnist.sa_dpsgd", 0.97), record("table1.mnist.sa_dpsgd", 0.98)
-    assert report.energy_finding([held]).startswith("Not measured yet")
-    text = report.energy_finding([held, tested])
-    assert "mnist, seed 0: test accuracy 98.00% with the energy on the test set, 97.00%" in text
-    assert "5,000 held-out" in text and "(+1.00 points)" in text and "single-seed" in text
-    # the held-out run is not one of Table 1's: it stays out of the acceptance table
-    assert [r["id"] for r in report.sa_runs([held, tested])] == [tested["id"]]
+    spec = resolve(next(c for c in sa.configs("paper") if c["experiment"] == "energy.mnist.sa_dpsgd"))
+    last = {"test_acc": 0.97, "energy_acc": 0.98, "energy_n": 5000, "test_n": 5000}
+    run = {"id": spec.id, "spec": spec.to_dict(), "epochs": [{"test_acc": 0.5}, last]}
+    assert report.energy_finding([]).startswith("Not measured yet")
+    text = report.energy_finding([run])
+    se = 100 * (0.98 * 0.02 / 5000 + 0.97 * 0.03 / 5000) ** 0.5
+    assert "accuracy 98.00% on the 5,000 test images that judged the candidates and 97.00% on the other 5,000" in text
+    assert f"gap of +1.00 points (sampling error of the gap {se:.2f})" in text and "Single seed" in text
+    # it is not one of Table 1's runs: it stays out of the acceptance table
+    assert report.sa_runs([run]) == []
 
 
 def test_table3_frame_reads_current_paper_records_under_both_accountings():
@@ -401,9 +394,9 @@ def test_bad_inputs_name_the_parameter():
         sa.worst_case_candidates("mnist", 0)
     with pytest.raises(ValueError, match="dataset"):
         sa.load("svhn")
-    for held_out in (0, 60_000, 2.5):
-        with pytest.raises(ValueError, match=r"subset\['validation'\]"):
-            sa.load("mnist", {"validation": held_out})
+    for size in (0, 10_000, 2.5):
+        with pytest.raises(ValueError, match=r"subset\['energy'\]"):
+            sa.load("mnist", {"energy": size})
     energy_run = next(c for c in sa.configs("paper") if c["experiment"].startswith("energy."))
     with pytest.raises(ValueError, match="energy='validation'"):
         sa.execute(resolve({**energy_run, "subset": {}}), progress=False)
@@ -412,17 +405,16 @@ def test_bad_inputs_name_the_parameter():
     assert sa.level_eps([], "mnist", 0.9) is None
 
 
-def test_validation_energy_holds_out_fixed_training_examples():
-    train, test, validation = sa.load("mnist", {"validation": 5000})
+def test_energy_split_sets_fixed_test_examples_apart():
+    train, test, energy = sa.load("mnist", {"energy": 5000})
     full, full_test, none = sa.load("mnist")
-    assert none is None and torch.equal(test[0], full_test[0])
-    assert (len(train[1]), len(validation[1])) == (55_000, 5000)
-    # a partition of the training set, the same for every call
-    flat = lambda x: x.flatten(1).mul(255).round().to(torch.int64)  # noqa: E731
-    key = lambda x: (flat(x) * torch.arange(1, 785)).sum(1)  # noqa: E731
-    assert torch.equal(torch.sort(torch.cat([key(train[0]), key(validation[0])])).values,
-                       torch.sort(key(full[0])).values)
-    assert torch.equal(sa.load("mnist", {"validation": 5000})[2][1], validation[1])
+    assert none is None and torch.equal(train[0], full[0])
+    assert (len(test[1]), len(energy[1])) == (5000, 5000)
+    # a partition of the test set, the same for every call
+    key = lambda x: (x.flatten(1).mul(255).round().to(torch.int64) * torch.arange(1, 785)).sum(1)  # noqa: E731
+    assert torch.equal(torch.sort(torch.cat([key(test[0]), key(energy[0])])).values,
+                       torch.sort(key(full_test[0])).values)
+    assert torch.equal(sa.load("mnist", {"energy": 5000})[2][1], energy[1])
 
 
 # --------------------------------------------------------------------------------------

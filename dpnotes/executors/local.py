@@ -1,12 +1,14 @@
 """The local executor: one run after another in this process, and the steps every executor
 shares (train a spec into a record, store it).
 
-A run killed midway leaves no record, only a checkpoint (``<store>/.checkpoints/<run_id>.pt``)
-and the provenance of its segments (``<run_id>.segments.json``), from which the next attempt
-resumes. A segment is written there when it starts, so one killed without a chance to close
-(SIGKILL, the end of a session) is still recorded: the next attempt marks it ``interrupted``
-with its wall time up to the checkpoint it left, or drops it if it left none (it then
-contributed nothing). Paper-profile runs start only from a clean tree.
+A run killed midway leaves no record, only checkpoints (``<store>/.checkpoints/<run_id>.pt``;
+LP-MST adds one per stage, ``.pt.stage<t>``) and the provenance of its segments
+(``<run_id>.segments.json``), from which the next attempt resumes. A segment is written there
+when it starts, so one killed without a chance to close (SIGKILL, the end of a session) is
+still recorded: the next attempt marks it ``interrupted``, with its wall time up to the last
+checkpoint it wrote (file times, so checkpoints must stay where they were written), or drops it
+if it wrote none (it then contributed nothing). A segment ended by an exception closes itself,
+``interrupted`` too. Paper-profile runs start only from a clean tree.
 """
 
 from __future__ import annotations
@@ -38,6 +40,11 @@ def _checkpoint_paths(folder: Path, spec: RunSpec) -> tuple[Path, Path]:
     return folder / f"{spec.id}.pt", folder / f"{spec.id}.segments.json"
 
 
+def _checkpoint_files(checkpoint: Path) -> list[Path]:
+    """The checkpoint and any a method derives from it (LP-MST's ``.stage<t>`` files)."""
+    return sorted(checkpoint.parent.glob(checkpoint.name + "*"))
+
+
 def _segments(path: Path, checkpoint: Path, spec: RunSpec) -> list[dict]:
     """Provenance of the earlier segments of an interrupted run of ``spec``; an open one (its
     process was killed) is closed at the time of the checkpoint it left, if any."""
@@ -50,7 +57,8 @@ def _segments(path: Path, checkpoint: Path, spec: RunSpec) -> list[dict]:
     out = []
     for seg in saved["segments"]:
         if seg.pop("open", False):
-            kept = (checkpoint.stat().st_mtime if checkpoint.exists() else 0.0) - seg.pop("started_unix")
+            written = max((f.stat().st_mtime for f in _checkpoint_files(checkpoint)), default=0.0)
+            kept = written - seg.pop("started_unix")
             if kept <= 0:
                 continue  # killed before its first checkpoint: nothing of it is in the run
             seg.update(wall_s=round(kept, 3), interrupted=True)
@@ -75,10 +83,11 @@ def train_record(spec: RunSpec, *, device: str, checkpoints: Path, progress: boo
     save({**provenance.segment(state, device, started, 0.0), "open": True, "started_unix": time.time()})
     try:
         out = module.execute(spec, device=device, progress=progress, checkpoint=checkpoint)
-    finally:
-        closed = provenance.segment(state, device, started, time.perf_counter() - start)
-        save(closed)
-        segments.append(closed)
+    except BaseException:
+        save({**provenance.segment(state, device, started, time.perf_counter() - start), "interrupted": True})
+        raise
+    segments.append(provenance.segment(state, device, started, time.perf_counter() - start))
+    save(segments[-1])
     return {
         "id": spec.id, "spec": spec.to_dict(),
         "epochs": out["epochs"], "final": out["final"], "privacy": out["privacy"],
@@ -88,9 +97,10 @@ def train_record(spec: RunSpec, *, device: str, checkpoints: Path, progress: boo
 
 
 def store_record(store: Store, record: dict) -> None:
-    """Store a finished run's record, then remove its checkpoint and segments file."""
+    """Store a finished run's record, then remove its checkpoints and segments file."""
     store.put(record)
-    for path in _checkpoint_paths(store.root / ".checkpoints", RunSpec.from_dict(record["spec"])):
+    checkpoint, segments = _checkpoint_paths(store.root / ".checkpoints", RunSpec.from_dict(record["spec"]))
+    for path in (*_checkpoint_files(checkpoint), segments):
         path.unlink(missing_ok=True)
 
 

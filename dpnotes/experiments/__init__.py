@@ -74,6 +74,8 @@ def train_spec(spec: spec.RunSpec, train_data, test_data, *, device: str, progre
     model = models.create(spec.model, **spec.model_kwargs)
     train_config = TrainConfig(**spec.train, device=device)
     if hasattr(method, "run"):  # a method that trains in several calls of the loop (LP-MST)
+        if validation_data is not None:
+            raise ValueError(f"method {spec.method!r} trains in several calls of the loop and takes no validation_data")
         return method.run(model, train_data, test_data, train_config, config, plugins=tuple(extra_plugins),
                           progress=progress, checkpoint=checkpoint)
     return train(model, train_data, test_data, train_config, plugins=method.hooks(config) + tuple(extra_plugins),

@@ -1,8 +1,8 @@
 """SA-DPSGD (Fu, Chen, Ling 2022): DP-SGD candidates screened by simulated annealing, Alg. 2.
 
 Each step the engine makes a DP-SGD candidate w_new from the accepted model w_t (Alg. 2
-lines 3-9). Its energy is the TEST loss, J(w_new) (line 10), and Delta E = J(w_new) - J(w_t)
-(line 11). The candidate is accepted if U <= P or mu >= mu0 (line 13), with U ~ U(0, 1) and
+lines 3-9). Its energy is the TEST loss, J(w_new) (line 10; or another set, ``Config.energy``),
+and Delta E = J(w_new) - J(w_t) (line 11). The candidate is accepted if U <= P or mu >= mu0 (line 13), with U ~ U(0, 1) and
 
     P = 1 if Delta E <= 0,   P = exp(-Delta E * Q) if Delta E > 0        (Eq. 3)
 
@@ -12,18 +12,21 @@ every step Q = Q0 * tau (line 22). Alg. 2 line 1 starts from tau = mu = 0 and Q 
 candidate is judged with Q = Q0, later ones with Q = Q0 * tau, tau counting accepted steps from
 0, so while no step has been accepted after the first, Q = 0 and P = 1 (followed literally).
 
-J(w_t) changes only on acceptance, so it is cached: one test-set evaluation per candidate
-(plus one of w_0 before the first). U comes from the method's own generator
+J(w_t) changes only on acceptance, so it is cached: one evaluation of the energy set per
+candidate (plus one of w_0 before the first). U comes from the method's own generator
 (:mod:`dpnotes.methods._rng`). tau, mu, Q, the cached J and the generator state are the
 plug-in state, restored on resume.
 
-Energy set (``Config.energy``, ours): the paper's ``test`` set, or ``validation``: held-out
-examples removed from the training set before training, so that the test set no longer steers
-training and its accuracy is not optimistic (a finding of the chapter).
+Energy set (``Config.energy``, ours): the paper's ``test`` set, or ``validation``: a separate
+set given to ``train`` as ``validation_data`` (the chapter sets part of the test set apart, so
+that the rest measures accuracy untouched by the selection). With ``validation`` each epoch
+record also holds ``energy_loss`` and ``energy_acc``, the model's loss and accuracy on that set,
+and the sizes ``energy_n`` and ``test_n`` of the two sets.
 
-Privacy: the energy reads the test (or held-out) set only, which is not in the training set
-the guarantee protects (the paper treats its energy set as public), so the decision costs
-nothing beyond the candidate step itself; the method writes no event. The loop
+Privacy: the energy reads only data outside the training set, which the paper treats as public,
+so the decision costs nothing beyond the candidate step itself; the method writes no event. An
+energy set drawn from private training examples would be used without noise: the guarantee
+covers only the training set, so it must not be. The loop
 writes each step as ``CandidateStepDpEvent(event, accepted)``: sound accountants charge every
 candidate, ``sadpsgd-accepted-only`` prices the paper's Theorem 1 (accepted steps only, not a
 sound bound; :mod:`dpnotes.accounting.sadpsgd`).
@@ -57,8 +60,8 @@ class Config:
          candidate is accepted anyway (Alg. 2 line 13). ``math.inf`` or None: never forced
          (stored as None, since run specs are JSON without inf). Table 2: 10 (MNIST,
          Fashion-MNIST), 5 (CIFAR-10).
-    energy  the set J is the mean loss on: "test" (Alg. 2 line 10) or "validation"
-         (held-out training examples, given to ``train`` as ``validation_data``; ours).
+    energy  the set J is the mean loss on: "test" (Alg. 2 line 10) or "validation" (the
+         set given to ``train`` as ``validation_data``, never private training data; ours).
     """
 
     Q0: float = 10.0
@@ -108,7 +111,7 @@ class SADPSGD(Plugin):
         if self.config.energy == "test" and ctx.test_targets is None:
             raise ValueError("SA-DPSGD's energy is the test loss (Alg. 2 line 10): test_data must be given")
         if self.config.energy == "validation" and ctx.validation_targets is None:
-            raise ValueError("energy='validation' judges candidates on held-out examples: "
+            raise ValueError("energy='validation' judges candidates on a set of its own: "
                              "validation_data must be given")
         self.generator = method_generator(ctx.config.seed, self.name)
         state = self._restored or {"tau": 0, "mu": 0, "Q": self.config.Q0, "J": None,
@@ -135,6 +138,14 @@ class SADPSGD(Plugin):
             self.mu += 1
         self.Q = self.config.Q0 * self.tau  # line 22
         return accepted
+
+    def on_epoch_end(self, ctx, record: dict) -> dict | None:
+        if self.config.energy == "test":
+            return None  # the epoch's test metrics are the energy set's
+        metrics = ctx.evaluate(split=self.config.energy)
+        return {"energy_loss": metrics["loss"], "energy_acc": metrics["acc"],
+                "energy_n": len(ctx.validation_targets),
+                "test_n": None if ctx.test_targets is None else len(ctx.test_targets)}
 
     def state_dict(self) -> dict:
         return {"tau": self.tau, "mu": self.mu, "Q": self.Q, "J": self.J,

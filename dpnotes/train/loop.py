@@ -276,8 +276,8 @@ def _apply(ctx: TrainContext, info: dict, event) -> dict:
     if judge is not None:
         new, seen = ctx.params(), {}
 
-        def evaluate_at(params, split="test"):
-            out = ctx.evaluate(params, split)
+        def evaluate_at(params, split="test"):  # never the training set: that would be a release
+            out = ctx.evaluate(params, validate.choice("split", split, ("test", "validation")))
             if split == "test":
                 seen[id(params)] = out
             return out["loss"]
