@@ -3,9 +3,11 @@ stop conditions, and provenance (clean-tree rule, segments of a resumed run)."""
 
 import dataclasses
 import json
-import multiprocessing
 import os
 import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -254,6 +256,20 @@ def test_resumed_run_has_every_segment_and_equals_an_uninterrupted_one(tmp_path,
     assert {"commit", "dirty", "started", "wall_s", "device", "versions"} <= set(segs[0])
 
 
+KILLED_CHILD = """
+import sys
+sys.path.insert(0, {tests!r})
+import test_engine_v2
+from dpnotes import experiments, provenance, runner
+from dpnotes.results import Store
+toy = test_engine_v2.Toy()
+toy.hard_kill, toy.die_at_epoch, toy.suffix = True, {epoch}, {suffix!r}
+experiments.module = lambda paper: toy
+provenance.source_state = lambda path=None: {{"commit": "abc", "dirty": False, "changed": []}}
+runner.run_paper("gdp", "paper", store=Store({store!r}), progress=False)
+"""
+
+
 @pytest.mark.parametrize("kills, kept, suffix", [
     ((2,), 1, ""), ((0,), 0, ""), ((2,), 1, ".stage1"),
     ((1, 1), 1, ""),  # the second attempt dies before its own first checkpoint: dropped
@@ -262,13 +278,12 @@ def test_killed_segments_are_kept_as_interrupted_or_dropped_if_they_saved_nothin
         tmp_path, toy, monkeypatch, kills, kept, suffix):
     _clean(monkeypatch, dirty=False)
     toy.hard_kill, toy.suffix = True, suffix
-    for epoch in kills:  # each attempt killed with no chance to close anything (end of a session)
-        toy.die_at_epoch = epoch
-        child = multiprocessing.get_context("fork").Process(
-            target=runner.run_paper, args=("gdp", "paper"), kwargs={"store": Store(tmp_path), "progress": False})
-        child.start()
-        child.join(60)
-        assert child.exitcode == -signal.SIGKILL
+    for epoch in kills:  # each attempt killed with no chance to close anything (end of a session),
+        # in a fresh interpreter (a forked child of a process that ran torch may hang in OpenMP)
+        child = subprocess.run([sys.executable, "-c", KILLED_CHILD.format(
+            tests=str(Path(__file__).parent), epoch=epoch, suffix=suffix, store=str(tmp_path))],
+            env={**os.environ, "OMP_NUM_THREADS": "1"}, timeout=300)
+        assert child.returncode == -signal.SIGKILL
     toy.die_at_epoch = None
     (resumed,) = runner.run_paper("gdp", "paper", store=Store(tmp_path), progress=False)
     segs = resumed["provenance"]["segments"]
