@@ -230,6 +230,19 @@ def test_table3_reads_the_first_point_at_the_level_under_both_accountings():
     assert m.record_ids == ("a", "b") and "never reached (best 90.00%)" in m.detail
     assert got["sadpsgd.table3.mnist.acc0_94.eps_d"].kind == "missing"
     assert got["sadpsgd.table3.cifar10.acc0_52.eps_s"].kind == "missing"
+    # a printed '-' (never within eps <= 6) is a statement: every run ended at its budget below the level
+    cid = "sadpsgd.table3.mnist.acc0_98.eps_d"
+    claim = claims.get(cid)
+    assert claim.number is None
+
+    def ended(stopped_by, pts=points):
+        return {**_fake_run(pts, 0, "d"), "final": {"stopped_by": stopped_by}}
+
+    for run, holds in ((ended("target_epsilon"), True), (ended("epochs"), False),
+                       (ended("stop_accuracy", points + [{**points[-1], "step": 500, "test_acc": 0.99}]), False)):
+        m = {m.claim_id: m for m in sa._table3_claims({"table3.mnist.dpsgd": [run]})}[cid]
+        assert m.kind == "statement" and m.values == (holds,) and m.record_ids == ("d",)
+        assert judge(claim, m).verdict == ("reproduced" if holds else "not_reproduced")
 
 
 def _sa_record(rows, mu0=2, rid="sa"):
