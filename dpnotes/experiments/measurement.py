@@ -23,7 +23,8 @@ Kinds:
                 the numbers, ``rule`` the comparison; ``record_ids`` the runs compared.
 ``statement``   a computed fact about the paper's qualitative sentence:
                 ``values == (holds,)``, ``detail`` the numbers it rests on and ``rule``
-                the test it applies; ``record_ids`` the runs compared, if any.
+                the test it applies; ``record_ids`` the runs compared, if any, and
+                ``seeds`` how many seeds they are (1: the verdict is flagged single-seed).
 ``missing``     no value: ``basis`` says why (e.g. "paper-profile run missing") and
                 ``detail`` may describe what exists instead (a scaled-down quick run,
                 never compared with the paper).
@@ -48,6 +49,7 @@ class Measurement:
     rule: str | None = None
     basis: str = "computed"  # what the value rests on when no run record does; "missing": why none
     floor: float = 0.0  # trend: the least mean over seeds that counts (verdicts.trend)
+    seeds: int | None = None  # statement resting on runs: the seeds behind it (the fewest per scheme)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -83,9 +85,10 @@ def trend(claim_id: str, per_seed, floor: float, detail: str, rule: str, record_
                        floor=floor)
 
 
-def statement(claim_id: str, holds: bool, detail: str, rule: str, record_ids=()) -> Measurement:
-    """Whether a computed fact holds, the numbers behind it and the rule it tests."""
-    return Measurement(claim_id, "statement", (bool(holds),), tuple(record_ids), detail, rule)
+def statement(claim_id: str, holds: bool, detail: str, rule: str, record_ids=(), seeds: int | None = None) -> Measurement:
+    """Whether a computed fact holds, the numbers behind it and the rule it tests (``seeds``:
+    how many seeds of runs it rests on, if any)."""
+    return Measurement(claim_id, "statement", (bool(holds),), tuple(record_ids), detail, rule, seeds=seeds)
 
 
 def missing(claim_id: str, why: str, detail: str | None = None) -> Measurement:

@@ -129,9 +129,10 @@ def trend(claim: Claim, m: Measurement) -> Evidence:
 
 def statement(claim: Claim, m: Measurement) -> Evidence:
     """A statement is reproduced iff the computed fact holds; ours is the numbers behind it
-    and the detail the rule it tests."""
+    and the detail the rule it tests; one that rests on one seed of runs is flagged so."""
     (holds,) = m.values
-    return Evidence(claim.id, "reproduced" if holds else "not_reproduced", m.detail, _basis(m), m.rule)
+    return Evidence(claim.id, "reproduced" if holds else "not_reproduced", m.detail, _basis(m), m.rule,
+                    _seeds(m.seeds) if m.seeds else ())
 
 
 def missing(claim: Claim, m: Measurement) -> Evidence:
