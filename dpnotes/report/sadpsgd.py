@@ -242,7 +242,8 @@ def energy_finding(records: list[dict]) -> str:
                 f"{exp.split('.')[1]}, seed {run['spec']['seed']}: at the end, accuracy {a:.2%} on the "
                 f"{last['energy_n']:,} test images that judged the candidates and {b:.2%} on the other "
                 f"{last['test_n']:,}, a gap of {100 * (a - b):+.2f} points (sampling error of the gap "
-                f"{100 * se:.2f})")
+                f"{100 * se:.2f}: " + ("within twice it, no optimism measurable at this size)" if abs(a - b) <= 2 * se
+                                       else "beyond twice it)"))
     if not parts:
         return ("Not measured yet: the paper profile's `energy.*` run judges candidates on half the test set "
                 "and measures accuracy on both halves.")
