@@ -250,3 +250,12 @@ def test_toy_claim_is_not_judged_and_says_why():
     rows = toy.cells()
     assert len(rows) == len(toy.LRS) * (len(toy.SMOOTHING) - 1) * len(toy.COMBINES)
     assert all(r["shorter tail"] == (r["loss q99"] < r["DP-SGD loss q99"]) for r in rows)
+
+
+@pytest.mark.parametrize("cell, name", [((0.0, 3.0, "mean"), "lr"), ((2.0, -1.0, "mean"), "sigma_smooth"),
+                                        ((2.0, 3.0, "summ"), "combine")])
+def test_toy_refuses_bad_cells_by_name(cell, name):
+    from dpnotes.experiments import dplis_toy as toy
+
+    with pytest.raises(ValueError, match=name):
+        toy.dpsgd_many([cell], runs=2, steps=1)

@@ -70,6 +70,13 @@ def dpsgd_many(settings, runs: int = RUNS, steps: int = STEPS, seed: int = SEED)
     starts, DP noise and (scaled) smoothing draws: paired comparisons."""
     import torch
 
+    from dpnotes import validate
+
+    for lr, smooth, combine in settings:
+        validate.positive("lr", lr)
+        validate.nonnegative("sigma_smooth", smooth)
+        if smooth:
+            validate.choice("combine", combine, COMBINES)
     noise = torch.Generator().manual_seed(seed)
     draws = torch.Generator().manual_seed(seed + 1)
     start = torch.Generator().manual_seed(seed + 2)
