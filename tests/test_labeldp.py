@@ -96,14 +96,16 @@ def test_configs_resolve_to_valid_unique_specs(profile):
         json.dumps(c)
         assert c["paper"] == "labeldp" and c["profile"] == profile and c["method"] == "labeldp"
     stages = sorted(c["method_config"].get("stages", 1) for c in configs)
-    if profile == "paper":  # Table 4: LP-1ST at 5 eps, LP-2ST at 4, on 2 data sets; 2 more seeds at eps 1, 2
-        assert len(configs) == 2 * 9 + 2 * 2 * 2 * 2 and stages.count(2) == 2 * 4 + 8
+    if profile == "paper":  # the recipe selection; Table 4: LP-1ST at 5 eps, LP-2ST at 4, on 2 data sets;
+        # 2 more seeds at eps 1, 2
+        selection = 2 * 2 * 3 * 4
+        assert len(configs) == selection + 2 * 9 + 2 * 2 * 2 * 2 and stages.count(2) == 2 * 4 + 8
     else:
         assert stages == [1, 2]
 
 
 def test_table4_cells_map_to_paper_configs():
-    names = {c["experiment"] for c in labeldp.configs("paper")}
+    names = {c["experiment"] for c in labeldp.configs("paper")} - {c["experiment"] for c in labeldp.selection_configs()}
     cells = list(labeldp._table4_cells())
     assert len(cells) == 18 and {e for _, e, _ in cells} == names
     ids = {c.id for c in claims.load("labeldp")}
@@ -195,3 +197,47 @@ def test_unscaled_lp_falls_short_scaled_does_not():
     out = labeldp.lp_scaling_check()
     assert out["unscaled"]["short"] > 0 and out["unscaled"]["max_shortfall"] > 1e-5
     assert out["scaled"]["short"] == 0
+
+
+def test_validation_split_is_fixed_disjoint_and_refuses_bad_sizes():
+    x, y = torch.arange(100.0)[:, None], torch.arange(100) % 10
+    (xr, yr), (xv, yv) = labeldp.validation_split((x, y), 20)
+    assert len(yv) == 20 and len(yr) == 80
+    assert sorted(torch.cat([xr, xv]).flatten().tolist()) == list(range(100))
+    (_, _), (xv2, _) = labeldp.validation_split((x, y), 20)
+    assert torch.equal(xv, xv2)
+    for bad in (0, 100, 2.5):
+        with pytest.raises(ValueError, match="validation"):
+            labeldp.validation_split((x, y), bad)
+
+
+def test_selection_runs_hold_out_training_images_and_differ_only_in_the_recipe():
+    cs = labeldp.selection_configs()
+    assert len(cs) == len(labeldp.DATASETS) * len(labeldp.SELECTION_EPSILONS) * len(labeldp.SELECTION_AUGMENTS) \
+        * len(labeldp.SELECTION_ALPHAS)
+    for c in cs:
+        assert c["subset"]["validation"] == labeldp.VALIDATION and c["method_config"]["mechanism"] == "rr"
+        assert c["train"]["epochs"] == labeldp.SELECTION_EPOCHS and c["seed"] == 0
+
+
+def test_recipe_is_the_best_of_the_committed_selection_records():
+    """RECIPE is a setting typed in the module: it must be what the stored selection runs chose."""
+    records = list(Store().records("labeldp", "paper"))
+    sel = labeldp.recipe_selection(records)
+    if not any(sel["complete"].values()):
+        pytest.skip("no complete recipe selection is stored")
+    for dataset, done in sel["complete"].items():
+        if done:
+            assert labeldp.RECIPE[dataset] == sel["best"][dataset], dataset
+
+
+def test_recipe_selection_reads_validation_accuracy_per_cell():
+    cs = [c for c in labeldp.selection_configs() if c["dataset"] == "mnist"]
+    records = [{"id": resolve(c).id, "spec": resolve(c).to_dict(),
+                "final": {"test_acc": 0.9 + 0.01 * (c["method_config"]["mixup_alpha"][0] == 1.0)
+                          + 0.001 * (c["method_config"]["augment"] == [])}} for c in cs]
+    sel = labeldp.recipe_selection(records)
+    assert sel["complete"] == {"mnist": True, "fashion_mnist": False}
+    assert sel["best"] == {"mnist": ("none", 1.0)}
+    row = next(r for r in sel["rows"] if r["dataset"] == "mnist" and r["augment"] == "none" and r["alpha"] == 1.0)
+    assert row["mean"] == pytest.approx(91.1)
