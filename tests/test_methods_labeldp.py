@@ -272,3 +272,18 @@ def test_mixup_and_augmentation_reach_the_training_batches():
     assert y[0] != y[-1]  # so that row 0's weight on its own label is lambda
     lam = soft[0, y[0]]
     assert torch.allclose(mixed[0], lam * x[0] + (1 - lam) * x[-1], atol=1e-6)
+
+
+def test_lp_mst_records_the_previous_models_top_k_bar_test_accuracy():
+    test = _data(n=40, seed=5)
+    model = _model()
+    out = labeldp.run(model, _data(), test, TrainConfig.non_private(epochs=1, batch_size=16, lr=0.1),
+                      _two_stage(epsilon=0.5, stages=3, stage_fractions=(0.4, 0.3, 0.3), mixup_alpha=(0.0,) * 3),
+                      progress=False)
+    info = out["final"]["lp_mst"]
+    assert len(info["test_top_k_bar_acc"]) == len(info["k_bar"]) == 2
+    assert all(0.0 <= a <= 1.0 for a in info["test_top_k_bar_acc"])
+    # the last entry is the stage-2 model's (the final model is stage 3's): k = K is always right
+    assert labeldp._top_k_accuracy(model, test, K, TrainConfig.non_private(epochs=1, batch_size=16)) == 1.0
+    top1 = labeldp._top_k_accuracy(model, test, 1, TrainConfig.non_private(epochs=1, batch_size=16))
+    assert top1 == pytest.approx(out["final"]["test_acc"])

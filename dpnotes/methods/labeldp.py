@@ -244,7 +244,8 @@ def run(model, train_data, test_data, train_config, config: Config, *, plugins=(
         checkpoint=None) -> dict:
     """Train LP-1ST (one call of the loop) or LP-MST (``config.stages`` calls, module
     docstring); returns the last stage's result with every stage's epochs and the staged
-    release in ``final["lp_mst"]``. A checkpoint path gets one file per stage (suffix
+    release in ``final["lp_mst"]``: stage and training-set sizes, each filtering stage's k̄ and
+    the previous model's top-k̄ accuracy on the test data (App. E, Fig. 5). A checkpoint path gets one file per stage (suffix
     ``.stage<t>``), so an interrupted run resumes in the stage it was in."""
     if config.stages == 1:
         return train(model, train_data, test_data, train_config, plugins=hooks(config) + tuple(plugins),
@@ -256,7 +257,8 @@ def run(model, train_data, test_data, train_config, config: Config, *, plugins=(
     ledger = Ledger()
     ledger.append(config.event())
     seen_idx, seen_labels = torch.empty(0, dtype=torch.long), torch.empty(0, dtype=labels.dtype)
-    epochs, info, result = [], {"stage_sizes": [len(p) for p in parts], "train_sizes": [], "k_bar": []}, None
+    epochs, result = [], None
+    info = {"stage_sizes": [len(p) for p in parts], "train_sizes": [], "k_bar": [], "test_top_k_bar_acc": []}
     for t, part in enumerate(parts):
         if t == 0:
             priors = config.priors(len(part))
@@ -270,6 +272,8 @@ def run(model, train_data, test_data, train_config, config: Config, *, plugins=(
             keep = top[torch.arange(len(seen_idx)), seen_labels]
             seen_idx, seen_labels = seen_idx[keep], seen_labels[keep]
             info["k_bar"].append(k_bar)
+            if test_data is not None:
+                info["test_top_k_bar_acc"].append(_top_k_accuracy(model, test_data, k_bar, train_config))
         seen_idx, seen_labels = torch.cat([seen_idx, part]), torch.cat([seen_labels, released])
         info["train_sizes"].append(len(seen_idx))
         stage_data = (tuple(x[seen_idx] for x in inputs), seen_labels)
@@ -293,6 +297,15 @@ def stage_parts(n: int, fractions: tuple[float, ...], generator: torch.Generator
     if any(e <= s for s, e in zip(starts, ends)):
         raise ValueError(f"stage_fractions {fractions} leave a stage without examples at n = {n}")
     return [perm[s:e] for s, e in zip(starts, ends)]
+
+
+def _top_k_accuracy(model, test_data, k: int, train_config) -> float:
+    """How often the true test label is among the model's top-``k`` predictions (App. D-E's
+    stage-1 top-k accuracy; the test labels never reach training)."""
+    inputs, labels = split_data(test_data, "test_data")
+    top = top_k_mask(_logits(model, inputs, torch.arange(len(labels)), train_config),
+                     torch.full((len(labels),), k))
+    return float(top[torch.arange(len(labels)), labels.cpu().long()].double().mean())
 
 
 @torch.no_grad()
