@@ -182,9 +182,9 @@ def test_lp2st_queries_every_label_exactly_once_and_costs_eps(monkeypatch):
     calls = []
     real = labeldp.rr_with_prior
 
-    def spy(labels, priors, epsilon, *, generator):
+    def spy(labels, priors, epsilon, *, generator, **kw):
         calls.append((len(labels), epsilon))
-        return real(labels, priors, epsilon, generator=generator)
+        return real(labels, priors, epsilon, generator=generator, **kw)
 
     monkeypatch.setattr(labeldp, "rr_with_prior", spy)
     out = _run_mst(_two_stage())
@@ -287,3 +287,32 @@ def test_lp_mst_records_the_previous_models_top_k_bar_test_accuracy():
     assert labeldp._top_k_accuracy(model, test, K, TrainConfig.non_private(epochs=1, batch_size=16)) == 1.0
     top1 = labeldp._top_k_accuracy(model, test, 1, TrainConfig.non_private(epochs=1, batch_size=16))
     assert top1 == pytest.approx(out["final"]["test_acc"])
+
+
+def test_jax_k_star_option_changes_k_only_and_stays_eps_dp():
+    from dpnotes.mechanisms import rr_prior
+
+    prior = torch.tensor([[0.7, 0.3]], dtype=torch.float64)  # w: Algorithm 2 (0.7, 0.731), JAX (1.107, 1)
+    assert int(rr_prior.optimal_k(prior, 1.0)[0]) == 2 and int(rr_prior.jax_k(prior, 1.0)[0]) == 1
+    from dpnotes.experiments.labeldp import max_log_ratio
+
+    table = rr_prior.rr_top_k_probabilities(prior[0], int(rr_prior.jax_k(prior, 1.0)[0]), 1.0)
+    assert max_log_ratio(table) <= 1.0 + 1e-12
+    labels = torch.zeros(2000, dtype=torch.long)
+    out = rr_prior.rr_with_prior(labels, prior.expand(2000, -1), 1.0, generator=torch.Generator().manual_seed(0),
+                                 k_rule="jax")
+    assert (out == 0).all()  # k = 1: the top label, whatever the input
+    with pytest.raises(ValueError, match="k_rule"):
+        rr_prior.rr_with_prior(labels, prior.expand(2000, -1), 1.0, k_rule="tf")
+
+
+def test_k_star_option_is_validated_and_its_default_left_out_of_specs():
+    with pytest.raises(ValueError, match="k_star"):
+        labeldp.Config(epsilon=1.0, num_classes=K, mechanism="rr_prior", k_star="tf")
+    with pytest.raises(ValueError, match="k_star"):
+        labeldp.Config(epsilon=1.0, num_classes=K, mechanism="rr", k_star="jax")
+    assert "k_star" not in labeldp.resolve({"epsilon": 1.0, "num_classes": K})
+    jax = labeldp.resolve({"epsilon": 1.0, "num_classes": K, "mechanism": "rr_prior", "k_star": "jax"})
+    assert jax["k_star"] == "jax"
+    out = _run_mst(_two_stage(epsilon=0.5, k_star="jax"))
+    assert labeldp.label_epsilon(Ledger.from_json(out["privacy"]["ledger"])) == 0.5

@@ -47,7 +47,7 @@ from dpnotes.experiments.measurement import Measurement
 from dpnotes.experiments.not_run import not_run_reasons
 from dpnotes.mechanisms.label_dp_lp import optimal_randomizer
 from dpnotes.mechanisms.randomized_response import keep_probability, randomized_response_probabilities
-from dpnotes.mechanisms.rr_prior import optimal_k, rr_top_k_probabilities, rr_with_prior_probabilities
+from dpnotes.mechanisms.rr_prior import jax_k, optimal_k, rr_top_k_probabilities, rr_with_prior_probabilities
 from dpnotes.results import PROFILES
 
 TITLE = (
@@ -215,13 +215,10 @@ def lp_scaling_check() -> dict:
 # The authors' JAX k* (google-research/label-dp, label_dp/train.py, rr_with_prior).
 
 def jax_k_star(prior, epsilon: float) -> int:
-    """k* as the JAX code computes it: the top-``m`` prior mass over ``1 + (m - 2) e^-eps``
-    (Algorithm 2 has ``m - 1``), argmax over m = 1..K, first maximum. Its sampling step is the
-    correct RRTop-k*, so only the choice of k differs."""
-    epsilon = validate.nonnegative("epsilon", epsilon)
-    p = np.sort(np.asarray(prior, dtype=np.float64))[::-1]
-    m = np.arange(1, p.size + 1)
-    return int(np.argmax(np.cumsum(p) / (1 + (m - 2) * math.exp(-epsilon))) + 1)
+    """k* as the JAX code computes it for one prior (:func:`~dpnotes.mechanisms.rr_prior.jax_k`:
+    the top-``m`` prior mass over ``1 + (m - 2) e^-eps``, Algorithm 2 has ``m - 1``). Its
+    sampling step is the correct RRTop-k*, so only the choice of k differs."""
+    return int(jax_k(torch.as_tensor(np.asarray(prior, dtype=np.float64))[None], epsilon)[0])
 
 
 @lru_cache(maxsize=1)

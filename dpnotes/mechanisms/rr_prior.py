@@ -56,6 +56,21 @@ def optimal_k(priors, epsilon: float) -> torch.Tensor:
     return w.argmax(dim=-1) + 1  # argmax returns the first maximum: the smallest such k
 
 
+def jax_k(priors, epsilon: float) -> torch.Tensor:
+    """k* as the authors' JAX code (google-research/label-dp, ``rr_with_prior``) computes it: the
+    top-m prior mass over ``1 + (m - 2) e^-eps``, the denominator of m - 1 (Algorithm 2 has m),
+    first maximum. It depends on the prior only, so RRTop-k with it is still eps-DP; it favours
+    small k. eps > 0 (at eps = 0 the m = 1 score divides by zero)."""
+    p = check_priors(priors).double()
+    epsilon = validate.positive("epsilon", epsilon, allow_inf=True)
+    top_mass = torch.sort(p, dim=-1, descending=True).values.cumsum(dim=-1)
+    ms = torch.arange(1, p.shape[-1] + 1, dtype=torch.float64, device=p.device)
+    return (top_mass / (1.0 + (ms - 2.0) * np.exp(-epsilon))).argmax(dim=-1) + 1
+
+
+K_RULES = {"paper": optimal_k, "jax": jax_k}  # how k* is chosen: Algorithm 2, or the JAX code's
+
+
 def _as_k(k, n: int, num_classes: int, device) -> torch.Tensor:
     if isinstance(k, torch.Tensor):
         if k.shape != (n,) or torch.is_floating_point(k) or (k < 1).any() or (k > num_classes).any():
@@ -84,10 +99,13 @@ def rr_top_k(
 
 
 def rr_with_prior(
-    labels: torch.Tensor, priors, epsilon: float, *, generator: torch.Generator | None = None
+    labels: torch.Tensor, priors, epsilon: float, *, generator: torch.Generator | None = None,
+    k_rule: str = "paper",
 ) -> torch.Tensor:
-    """RRWithPrior (Algorithm 2) on a batch: RRTop-k* with each example's own ``k*``."""
-    return rr_top_k(labels, priors, optimal_k(priors, epsilon), epsilon, generator=generator)
+    """RRWithPrior (Algorithm 2) on a batch: RRTop-k* with each example's own ``k*``
+    (``k_rule="jax"``: the authors' JAX code's k*, :func:`jax_k`)."""
+    choose = K_RULES[validate.choice("k_rule", k_rule, tuple(K_RULES))]
+    return rr_top_k(labels, priors, choose(priors, epsilon), epsilon, generator=generator)
 
 
 def rr_top_k_probabilities(prior, k: int, epsilon: float) -> np.ndarray:

@@ -50,7 +50,7 @@ from dpnotes import validate
 from dpnotes.accounting.registry import price
 from dpnotes.ledger import LabelRandomizedResponseDpEvent, Ledger, NonPrivateDpEvent
 from dpnotes.mechanisms.randomized_response import check_labels, randomized_response
-from dpnotes.mechanisms.rr_prior import check_priors, optimal_k, rr_with_prior, top_k_mask
+from dpnotes.mechanisms.rr_prior import K_RULES, check_priors, rr_with_prior, top_k_mask
 from dpnotes.methods import augment
 from dpnotes.train import Plugin, train
 from dpnotes.train.loop import split_data
@@ -78,6 +78,9 @@ class Config:
                  the previous model's top-k̄ (App. B); False keeps them all.
     mixup_alpha  one per stage: Beta(alpha, alpha) mixup of inputs and one-hot labels; 0 = off.
     augment      names from ``augment.AUGMENTATIONS`` ("crop", "flip", "cutout") for image batches.
+    k_star       "paper": Algorithm 2's k*; "jax": the authors' JAX code's (denominator of k - 1,
+                 :func:`~dpnotes.mechanisms.rr_prior.jax_k`), for RRWithPrior and the filter's k̄.
+                 Both are eps-DP (k depends on the prior only).
     """
 
     epsilon: float
@@ -90,6 +93,7 @@ class Config:
     filter: bool = True
     mixup_alpha: tuple[float, ...] = (0.0,)
     augment: tuple[str, ...] = ()
+    k_star: str = "paper"
 
     def __post_init__(self):
         validate.positive("epsilon", self.epsilon, allow_inf=True)
@@ -122,6 +126,9 @@ class Config:
             raise ValueError(f"mixup_alpha must have one value per stage ({self.stages}), got {len(self.mixup_alpha)}")
         for i, a in enumerate(self.mixup_alpha):
             validate.nonnegative(f"mixup_alpha[{i}]", a)
+        validate.choice("k_star", self.k_star, tuple(K_RULES))
+        if self.k_star != "paper" and self.mechanism != "rr_prior":
+            raise ValueError(f"k_star is used by mechanism='rr_prior' only, not {self.mechanism!r}")
         object.__setattr__(self, "augment", tuple(self.augment))
         for name in self.augment:
             validate.choice("augment", name, augment.AUGMENTATIONS)
@@ -145,6 +152,8 @@ def resolve(settings: dict) -> dict:
     for key in ("prior", "stage_fractions"):
         resolved[key] = None if resolved[key] is None else list(resolved[key])
     resolved["mixup_alpha"], resolved["augment"] = list(resolved["mixup_alpha"]), list(resolved["augment"])
+    if resolved["k_star"] == "paper":  # the default is left out: records made before the option keep their ids
+        del resolved["k_star"]
     return resolved
 
 
@@ -162,7 +171,7 @@ def randomize_labels(labels: torch.Tensor, config: Config, generator: torch.Gene
     if config.mechanism == "rr":
         return randomized_response(labels, config.num_classes, config.epsilon, generator=generator)
     priors = config.priors(len(labels)) if priors is None else priors
-    return rr_with_prior(labels, priors, config.epsilon, generator=generator)
+    return rr_with_prior(labels, priors, config.epsilon, generator=generator, k_rule=config.k_star)
 
 
 def label_epsilon(ledger: Ledger) -> float:
@@ -265,9 +274,10 @@ def run(model, train_data, test_data, train_config, config: Config, *, plugins=(
         else:
             priors = torch.softmax(_logits(model, inputs, part, train_config) / config.temperature, dim=1)
         released = (labels[part].clone() if math.isinf(config.epsilon)
-                    else rr_with_prior(labels[part], priors.double(), config.epsilon, generator=gen))
+                    else rr_with_prior(labels[part], priors.double(), config.epsilon, generator=gen,
+                                       k_rule=config.k_star))
         if t > 0 and config.filter and len(seen_idx):
-            k_bar = int(optimal_k(priors.double(), config.epsilon).double().mean().floor())
+            k_bar = int(K_RULES[config.k_star](priors.double(), config.epsilon).double().mean().floor())
             top = top_k_mask(_logits(model, inputs, seen_idx, train_config), torch.full((len(seen_idx),), k_bar))
             keep = top[torch.arange(len(seen_idx)), seen_labels]
             seen_idx, seen_labels = seen_idx[keep], seen_labels[keep]
