@@ -98,9 +98,9 @@ def test_configs_resolve_to_valid_unique_specs(profile):
     stages = sorted(c["method_config"].get("stages", 1) for c in configs)
     if profile == "paper":  # the recipe selection; Table 4: LP-1ST at 5 eps, LP-2ST at 4, on 2 data sets;
         # 4 more stage-1 fractions and LP-3ST at eps 1, 2 on each; 2 more seeds of Table 4 at eps 1, 2
-        selection, splits, lp3 = 2 * 2 * 3 * 4, 2 * 4, 2 * 2
-        assert len(configs) == selection + 2 * 9 + splits + lp3 + 2 * 2 * 2 * 2
-        assert stages.count(2) == 2 * 4 + splits + 8 and stages.count(3) == lp3
+        selection, splits, lp3, movielens = 2 * 2 * 3 * 4, 2 * 4, 2 * 2, 4 + 3
+        assert len(configs) == selection + 2 * 9 + splits + lp3 + movielens + 2 * 2 * 2 * 2
+        assert stages.count(2) == 2 * 4 + splits + 3 + 8 and stages.count(3) == lp3
     else:
         assert stages == [1, 2]
 
@@ -315,3 +315,19 @@ def test_lp3st_gain_is_paired_and_sized(gain, holds):
     recs = _records(("sec5_1.", "table4."), lambda c: 90 + gain * (c["method_config"].get("stages") == 3))
     (m,) = [m for m in labeldp.measure(recs) if m.claim_id == "labeldp.sec5_1.lp3st_gain"]
     assert m.values == (holds,) and m.seeds == 1 and len(m.record_ids) == 2 * 4
+
+
+def test_movielens_runs_are_label_dp_neumf_and_read_as_directions():
+    cs = [c for c in labeldp.configs("paper") if c["experiment"].startswith("table3.ml100k.")]
+    assert len(cs) == 7 and all(c["model"] == "neumf" and c["method_config"]["num_classes"] == 5 for c in cs)
+    assert all(c["train"]["batch_size"] == claims.setting("labeldp.setup.movielens.batch_size") for c in cs)
+    rmse = {1.0: (1.2, 1.1), 2.0: (1.0, 0.95), 4.0: (0.9, 0.92), math.inf: (0.88, None)}
+    recs = []
+    for c in cs:
+        s = resolve(c)
+        stages, eps = c["method_config"].get("stages", 1), c["method_config"]["epsilon"]
+        recs.append({"id": s.id, "spec": s.to_dict(), "final": {"test_rmse": rmse[eps][stages - 1]}})
+    t = labeldp.movielens_table(recs)
+    assert t["directions"]["ours"] == {"lp_1st_falls": [True, True, True], "lp_2st_below_lp_1st": [True, True, False]}
+    assert len(t["paper"]["LP-1ST"]) == 6 and len(t["paper"]["LP-2ST"]) == 5
+    assert all(t["directions"]["paper"]["lp_2st_below_lp_1st"])
