@@ -296,8 +296,13 @@ def test_jax_k_star_option_changes_k_only_and_stays_eps_dp():
     assert int(rr_prior.optimal_k(prior, 1.0)[0]) == 2 and int(rr_prior.jax_k(prior, 1.0)[0]) == 1
     from dpnotes.experiments.labeldp import max_log_ratio
 
-    table = rr_prior.rr_top_k_probabilities(prior[0], int(rr_prior.jax_k(prior, 1.0)[0]), 1.0)
-    assert max_log_ratio(table) <= 1.0 + 1e-12
+    five = torch.tensor([[0.336, 0.312, 0.195, 0.091, 0.066]], dtype=torch.float64)  # k* 3, JAX 2
+    assert int(rr_prior.optimal_k(five, 1.0)[0]) == 3 and int(rr_prior.jax_k(five, 1.0)[0]) == 2
+    table = rr_prior.rr_top_k_probabilities(five[0], int(rr_prior.jax_k(five, 1.0)[0]), 1.0)
+    assert max_log_ratio(table) == pytest.approx(1.0) and max_log_ratio(table) <= 1.0 + 1e-12
+    # below eps = ln 2 the JAX score of m = 1 wins for a uniform prior: every label becomes class 0
+    uniform = torch.full((1, 4), 0.25, dtype=torch.float64)
+    assert int(rr_prior.jax_k(uniform, 0.5)[0]) == 1 and int(rr_prior.optimal_k(uniform, 0.5)[0]) == 4
     labels = torch.zeros(2000, dtype=torch.long)
     out = rr_prior.rr_with_prior(labels, prior.expand(2000, -1), 1.0, generator=torch.Generator().manual_seed(0),
                                  k_rule="jax")
@@ -316,3 +321,11 @@ def test_k_star_option_is_validated_and_its_default_left_out_of_specs():
     assert jax["k_star"] == "jax"
     out = _run_mst(_two_stage(epsilon=0.5, k_star="jax"))
     assert labeldp.label_epsilon(Ledger.from_json(out["privacy"]["ledger"])) == 0.5
+
+
+def test_lp3st_shares_stage_1_with_the_lp2st_of_the_same_first_fraction():
+    two = _run_mst(_two_stage(stage_fractions=(0.4, 0.6)))
+    three = _run_mst(_two_stage(stages=3, stage_fractions=(0.4, 0.3, 0.3), mixup_alpha=(0.0,) * 3))
+    strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_s"} for r in rs if r["stage"] == 1]  # noqa: E731
+    assert strip(two["epochs"]) == strip(three["epochs"]) and len(strip(two["epochs"])) == 2
+    assert two["final"]["lp_mst"]["stage_sizes"][0] == three["final"]["lp_mst"]["stage_sizes"][0]

@@ -80,7 +80,8 @@ class Config:
     augment      names from ``augment.AUGMENTATIONS`` ("crop", "flip", "cutout") for image batches.
     k_star       "paper": Algorithm 2's k*; "jax": the authors' JAX code's (denominator of k - 1,
                  :func:`~dpnotes.mechanisms.rr_prior.jax_k`), for RRWithPrior and the filter's k̄.
-                 Both are eps-DP (k depends on the prior only).
+                 Both are eps-DP (k depends on the prior only). Below eps = ln 2 the JAX rule gives
+                 k = 1 for a uniform prior (stage 1): every label comes out as the top class.
     """
 
     epsilon: float
