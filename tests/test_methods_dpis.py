@@ -177,12 +177,18 @@ def test_a_capped_draw_is_refused_or_charged_as_dpsgd():
     assert charging[0].on_epoch_end(ctx, {})["dpis_capped_draws"] == N
 
 
+AC = {"adaptive_clipping": True, "initial_clip": C}
+C_MAX = 4 * C  # the engine's clip with adaptive clipping: the largest C_e (c_star 4, lambda 1)
+
+
 @pytest.mark.parametrize("n, settings", [
     (N, {}),  # one stage
     (256, {"k": 3.0, "epsilon": 10.0, "sigma_k": 60.0}),  # the sampler: K~ > k b C needs N >> k b
+    (N, AC),  # adaptive clipping: C_e and the latest norms are part of the state
 ])
 def test_resume_is_exact(tmp_path, n, settings):
-    data, cfg = _data(n), _config(batch_size=B if n == N else 4)
+    data = _data(n)
+    cfg = _config(batch_size=B if n == N else 4, clip=C_MAX if settings.get("adaptive_clipping") else C)
     full = train(_model(), data, None, cfg, plugins=_plugins(**settings), progress=False)
     path = tmp_path / "ck.pt"
 
@@ -205,6 +211,48 @@ def test_resume_is_exact(tmp_path, n, settings):
     assert strip(resumed["epochs"]) == strip(full["epochs"])
     assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]
     assert math.isclose(resumed["privacy"]["epsilon"]["dpis"]["epsilon"], full["privacy"]["epsilon"]["dpis"]["epsilon"])
+
+def test_adaptive_clipping_settings_name_the_parameter():
+    with pytest.raises(ValueError, match="initial_clip"):
+        dpis.Config(**SETTINGS, adaptive_clipping=True)
+    for extra in ({"initial_clip": C}, {"c_star": 3.0}, {"lam": 0.9}):
+        with pytest.raises(ValueError, match="adaptive_clipping=True"):
+            dpis.Config(**SETTINGS, **extra)
+    for bad, name in (({"initial_clip": 0.0}, "initial_clip"), ({"c_star": 0.0}, "c_star"), ({"lam": -1.0}, "lam")):
+        with pytest.raises(ValueError, match=name):
+            dpis.Config(**{**SETTINGS, **AC, **bad})
+    with pytest.raises(ValueError, match="initial_clip"):
+        _context(_plugins(**{**AC, "initial_clip": 2 * C}))  # above TrainConfig.clip
+    assert set(dpis.resolve(SETTINGS)) & set(dpis.AC_DEFAULTS) == set()
+    assert dpis.resolve({**SETTINGS, **AC})["c_star"] == 4.0
+
+
+def test_adaptive_clipping_releases_every_norm_and_follows_eq17():
+    out = train(_model(), _data(), None, _config(clip=C_MAX), plugins=_plugins(**AC), progress=False)
+    recs, ledger = out["epochs"], _ledger(out)
+    n_tilde = recs[0]["dpis_n_tilde"]
+    # one N~, then per epoch one K~; before epochs 2 and 3 one K~* over all N (no amplification)
+    gaussians = [(e, c) for e, c in ledger if isinstance(e, GaussianDpEvent)]
+    assert gaussians == [(GaussianDpEvent(SETTINGS["sigma_n"]), 1)] + [(GaussianDpEvent(SETTINGS["sigma_k"]), 1)] * 2
+    assert recs[0]["dpis_clip"] == C and recs[0]["dpis_k_star"] is None
+    for r in recs[1:]:
+        assert r["dpis_clip"] == pytest.approx(min(max(r["dpis_k_star"] / n_tilde, dpis.MIN_CLIP_FRACTION * C), C_MAX))
+        assert r["dpis_ratio"] == pytest.approx(r["dpis_k_tilde"] / (n_tilde * r["dpis_clip"]))
+    eps = out["privacy"]["epsilon"]["dpis"]["epsilon"]
+    ratios, sigmas = [r["dpis_ratio"] for r in recs], [r["dpis_sigma_g"] for r in recs]
+    acct = DPISAccountant(B, n_tilde, N // B, 3, SETTINGS["sigma_n"], SETTINGS["sigma_k"], adaptive_clipping=True)
+    assert eps <= SETTINGS["epsilon"] + 1e-9  # the schedule charged E K~* releases, the run made E - 1
+    assert eps < acct.epsilon(ratios, sigmas, 1e-5)[0]
+
+
+def test_adaptive_clipping_noise_std_is_sigma_g_times_the_epoch_clip():
+    plugins = _plugins(**AC)
+    ctx = _context(plugins, _config(clip=C_MAX))
+    plugin = plugins[0]
+    plugin.on_epoch_start(ctx, 0)
+    s = plugin.epoch_state
+    assert s.clip == C and plugin.noise_multiplier(ctx) * C_MAX == pytest.approx(s.sigma_g * C)
+
 
 def test_release_subsampled_sum_records_the_amplified_event_and_checks_rows():
     ctx = build_context(_model(), _data(), None, _config())

@@ -37,7 +37,21 @@ two-stage rejection sampler: each record keeps a bound ``g^_i``, set at the epoc
 Without ``k`` (None): one stage, records drawn with ``b ||g_i|| / K~`` from the norms of the
 epoch start while Eq. 7 rescales the current gradient (each term still has norm ``K~/N~`` and
 probability at most ``b C / K~``, so Lemma 3.1 holds; the estimator is unbiased only at the
-epoch's first step). Not implemented: adaptive clipping (Section 3.5, line 35, Eq. 17).
+epoch's first step).
+
+Adaptive clipping (Section 3.5, Alg. 1 lines 12, 29, 35, Eq. 17; ``adaptive_clipping``): every
+record keeps its latest unclipped gradient norm (the epoch's full pass, then each gradient of
+it a step computes); before epoch e+1 (e >= 1) the sum over ALL N records of those norms clipped
+at ``C* = c_star C_1`` is released with sensitivity C* and noise multiplier sigma_K (one
+``GaussianDpEvent(sigma_K)``, no amplification: line 35 sums every record), and
+``C_{e+1} = lambda K~*_e / N~`` (Eq. 17), clamped into ``[MIN_CLIP_FRACTION C_1, C_max]``
+(post-processing). The release is made at the next epoch's start, so each epoch record's eps
+includes it; the last epoch's sum would serve no epoch and is not released (the sigma_G
+schedule still charges E of them, as Eq. 19 does: slightly conservative). The engine clips at
+``TrainConfig.clip`` and adds noise ``sigma TrainConfig.clip``: with adaptive clipping that clip
+is ``C_max``, the largest any epoch may use, the first epoch's is ``initial_clip``, and the
+plug-in returns ``sigma = sigma_G C_e / C_max`` so the noise std is ``sigma_G C_e``; every term
+has norm ``K~/N~ <= C_e <= C_max``, so the engine's clip never binds.
 
 Even when a ``q_i`` is capped at 1, record i's net probability stays at most ``b C / K~``
 (capped means ``g^_i >= K~/b``, so ``||g_i|| / g^_i <= b ||g_i|| / K~``) and our terms keep norm
@@ -95,6 +109,11 @@ class Config:
                one-stage draw from the epoch-start norms (module docstring).
     g_l        the sampler's norm floor g_L as a fraction of C (in (0, 1]; the paper: "g_L << C",
                value not printed); only with ``k``.
+    adaptive_clipping  Section 3.5's AC (module docstring); then ``initial_clip`` is C_1 and
+               TrainConfig.clip the largest clip any epoch may use (>= initial_clip).
+    initial_clip  AC only: the first epoch's clip C_1 (> 0).
+    c_star     AC only: C* as a multiple of C_1 (> 0; Table 2: 4).
+    lam        AC only: lambda of Eq. 17 (> 0; Table 2: 1).
     """
 
     epsilon: float
@@ -105,6 +124,10 @@ class Config:
     on_capped: str = "refuse"
     k: float | None = None
     g_l: float = 0.01
+    adaptive_clipping: bool = False
+    initial_clip: float | None = None
+    c_star: float = 4.0
+    lam: float = 1.0
 
     def __post_init__(self):
         validate.positive("epsilon", self.epsilon)
@@ -116,10 +139,28 @@ class Config:
         if self.k is not None and validate.positive("k", self.k) < 1:
             raise ValueError(f"k must be >= 1 (the rejection sampler's factor), got {self.k!r}")
         validate.probability("g_l", self.g_l)
+        if not isinstance(self.adaptive_clipping, bool):
+            raise ValueError(f"adaptive_clipping must be True or False, got {self.adaptive_clipping!r}")
+        validate.positive("c_star", self.c_star)
+        validate.positive("lam", self.lam)
+        if self.adaptive_clipping:
+            if self.initial_clip is None:
+                raise ValueError("adaptive_clipping needs initial_clip (C_1, the first epoch's clip)")
+            validate.positive("initial_clip", self.initial_clip)
+        elif (self.initial_clip, self.c_star, self.lam) != (None, 4.0, 1.0):
+            raise ValueError("initial_clip, c_star and lam are adaptive clipping's: set adaptive_clipping=True")
+
+
+AC_DEFAULTS = {"adaptive_clipping": False, "initial_clip": None, "c_star": 4.0, "lam": 1.0}
+MIN_CLIP_FRACTION = 1e-3  # AC: C_{e+1} >= this times C_1 (a noisy K~* may be tiny or negative)
 
 
 def resolve(settings: dict) -> dict:
-    return dataclasses.asdict(Config(**settings))
+    resolved = dataclasses.asdict(Config(**settings))
+    if not resolved["adaptive_clipping"]:  # left out: runs made before AC keep their ids
+        for key in AC_DEFAULTS:
+            del resolved[key]
+    return resolved
 
 
 def hooks(config: Config) -> tuple:
@@ -185,12 +226,15 @@ class DPIS(Plugin):
         self._generator_state: torch.Tensor | None = None
         self._indices: torch.Tensor | None = None
         self._drawn = self._kept = 0
+        self.clip: float | None = None  # C_e: TrainConfig.clip, or with adaptive clipping Eq. 17's
+        self.latest: torch.Tensor | None = None  # AC: each record's latest unclipped norm
+        self._k_star: float | None = None
 
     # -- set-up ---------------------------------------------------------------------------
     def _accountant(self, ctx) -> DPISAccountant:
         cfg = self.config
         return DPISAccountant(ctx.config.batch_size, self.n_tilde, ctx.steps_per_epoch, ctx.config.epochs,
-                              cfg.sigma_n, cfg.sigma_k, orders=ORDERS)
+                              cfg.sigma_n, cfg.sigma_k, adaptive_clipping=cfg.adaptive_clipping, orders=ORDERS)
 
     def on_train_start(self, ctx) -> None:
         tc = ctx.config
@@ -198,9 +242,14 @@ class DPIS(Plugin):
             raise ValueError("DPIS needs a private TrainConfig with clip set")
         if tc.clip_mode != "flat" or tc.normalize != "expected":
             raise ValueError("DPIS (Eq. 7) needs clip_mode='flat' and normalize='expected' (the 1/b of Eq. 7)")
+        if self.config.adaptive_clipping and self.config.initial_clip > tc.clip:
+            raise ValueError(f"with adaptive clipping TrainConfig.clip ({tc.clip}) is the largest clip an epoch may "
+                             f"use and must be >= initial_clip ({self.config.initial_clip})")
         self.generator = method_generator(tc.seed, self.name)
         if self._generator_state is not None:
             self.generator.set_state(self._generator_state)
+        if self.clip is None:
+            self.clip = self.config.initial_clip if self.config.adaptive_clipping else tc.clip
         if self.n_tilde is not None:  # resumed: N~ was released before
             return
         n_tilde = float(ctx.release(torch.tensor(float(ctx.n), dtype=torch.float64), 1.0, self.config.sigma_n))
@@ -214,20 +263,36 @@ class DPIS(Plugin):
             raise ValueError(f"epsilon = {self.config.epsilon} cannot be met: the N~ and per-epoch K~ releases "
                              f"alone cost {fixed:.4g} (raise epsilon, sigma_n or sigma_k, or lower epochs)")
 
+    def _adapt_clip(self, ctx) -> None:
+        """AC (Alg. 1 line 35, Eq. 17): release ``sum_i min(latest_i, C*)`` over all N records
+        with sensitivity C* and noise multiplier sigma_K, and set ``C = lambda K~* / N~``."""
+        cfg = self.config
+        c_star = cfg.c_star * cfg.initial_clip
+        total = self.latest.clamp(max=c_star).sum().reshape(1)
+        self._k_star = float(ctx.release(total, c_star, cfg.sigma_k)[0])
+        self.clip = min(max(cfg.lam * self._k_star / self.n_tilde, MIN_CLIP_FRACTION * cfg.initial_clip),
+                        ctx.config.clip)
+
     def on_epoch_start(self, ctx, epoch: int) -> None:
         tc, cfg = ctx.config, self.config
-        norms = ctx.per_example_norms().to(torch.float64).clamp(max=tc.clip)
+        if cfg.adaptive_clipping and epoch > 0:
+            self._adapt_clip(ctx)
+        raw = ctx.per_example_norms().to(torch.float64)
+        if cfg.adaptive_clipping:
+            self.latest = raw.cpu()
+        clip = self.clip
+        norms = raw.clamp(max=clip)
         p_k = tc.batch_size / self.n_tilde
-        noisy_sum = ctx.release_subsampled_sum(norms.cpu(), p_k, tc.clip, cfg.sigma_k * p_k)
-        k_tilde = clamp_norm_sum(float(noisy_sum) / p_k, self.n_tilde, tc.batch_size, tc.clip, cfg.xi)
-        ratio = k_tilde / (self.n_tilde * tc.clip)
+        noisy_sum = ctx.release_subsampled_sum(norms.cpu(), p_k, clip, cfg.sigma_k * p_k)
+        k_tilde = clamp_norm_sum(float(noisy_sum) / p_k, self.n_tilde, tc.batch_size, clip, cfg.xi)
+        ratio = k_tilde / (self.n_tilde * clip)
         sigma_g = self._accountant(ctx).sigma_for_epoch(epoch + 1, ratio, self.spent_rdp, cfg.epsilon,
                                                         tc.delta, cfg.a_e)
-        self.epoch_state = EpochState(self.n_tilde, k_tilde, tc.clip, sigma_g, norms.cpu())
+        self.epoch_state = EpochState(self.n_tilde, k_tilde, clip, sigma_g, norms.cpu())
         self._capped, self._min_margin = 0, math.inf
         self._drawn = self._kept = 0
         if cfg.k is not None:
-            self.bounds = cfg.k * norms.cpu().clamp(min=cfg.g_l * tc.clip)
+            self.bounds = cfg.k * norms.cpu().clamp(min=cfg.g_l * clip)
 
     # -- per step ---------------------------------------------------------------------------
     def sampling_probabilities(self, ctx):
@@ -243,11 +308,13 @@ class DPIS(Plugin):
         return probs, None
 
     def noise_multiplier(self, ctx) -> float:
-        return self.epoch_state.sigma_g
+        """sigma_G; with adaptive clipping relative to the engine's clip C_max: std sigma_G C_e."""
+        s = self.epoch_state
+        return s.sigma_g if s.clip == ctx.config.clip else s.sigma_g * s.clip / ctx.config.clip
 
     def transform_batch(self, ctx, inputs, targets, indices):
-        if self.config.k is not None:
-            self._indices = indices.cpu()  # the sampler's bounds are per record
+        if self.config.k is not None or self.config.adaptive_clipping:
+            self._indices = indices.cpu()  # the sampler's bounds and AC's latest norms are per record
         return inputs, targets
 
     def per_example_gradients(self, ctx, grad_fn, params, inputs, targets):
@@ -256,6 +323,8 @@ class DPIS(Plugin):
         grads, losses, outputs = grad_fn(params, inputs, targets)
         s = self.epoch_state
         norms = grad_norms(grads)
+        if self.config.adaptive_clipping:  # line 29: the latest gradient of every record computed
+            self.latest[self._indices] = norms.detach().double().cpu()
         keep = norms > 0
         if self.config.k is not None:
             idx = self._indices
@@ -289,15 +358,22 @@ class DPIS(Plugin):
                "dpis_min_margin": self._min_margin}
         if self.config.k is not None:  # first-stage draws (k b expected per step) and those kept (b)
             out.update(dpis_drawn=self._drawn, dpis_kept=self._kept)
+        if self.config.adaptive_clipping:  # this epoch's C_e, and the K~* that set it (None: epoch 1)
+            out.update(dpis_clip=s.clip, dpis_k_star=self._k_star)
         return out
 
     # -- checkpoints (taken at epoch ends; the next epoch recomputes its state) ------------------
     def state_dict(self) -> dict:
-        return {"n_tilde": self.n_tilde, "spent_rdp": self.spent_rdp.tolist(),
-                "generator": self.generator.get_state()}
+        state = {"n_tilde": self.n_tilde, "spent_rdp": self.spent_rdp.tolist(),
+                 "generator": self.generator.get_state()}
+        if self.config.adaptive_clipping:  # the next epoch's K~* reads these
+            state.update(clip=self.clip, latest=self.latest, k_star=self._k_star)
+        return state
 
     def load_state_dict(self, state: dict) -> None:
         self.n_tilde = state["n_tilde"]
         self.spent_rdp = np.asarray(state["spent_rdp"], dtype=float)
         generator = state.get("generator")  # absent from checkpoints written before the sampler
         self._generator_state = None if generator is None else generator.cpu()
+        if self.config.adaptive_clipping:
+            self.clip, self.latest, self._k_star = state["clip"], state["latest"], state["k_star"]
