@@ -98,7 +98,7 @@ def test_configs_resolve_to_valid_unique_specs(profile):
     stages = sorted(c["method_config"].get("stages", 1) for c in configs)
     if profile == "paper":  # the recipe selection; Table 4: LP-1ST at 5 eps, LP-2ST at 4, on 2 data sets;
         # 4 more stage-1 fractions and LP-3ST at eps 1, 2 on each; 2 more seeds of Table 4 at eps 1, 2
-        selection, splits, lp3, movielens = 2 * 2 * 3 * 4, 2 * 4, 2 * 2, 4 + 3
+        selection, splits, lp3, movielens = 2 * 2 * 7, 2 * 4, 2 * 2, 4 + 3
         assert len(configs) == selection + 2 * 9 + splits + lp3 + movielens + 2 * 2 * 2 * 2
         assert stages.count(2) == 2 * 4 + splits + 3 + 8 and stages.count(3) == lp3
     else:
@@ -214,11 +214,15 @@ def test_validation_split_is_fixed_disjoint_and_refuses_bad_sizes():
 
 def test_selection_runs_hold_out_training_images_and_differ_only_in_the_recipe():
     cs = labeldp.selection_configs()
-    assert len(cs) == len(labeldp.DATASETS) * len(labeldp.SELECTION_EPSILONS) * len(labeldp.SELECTION_AUGMENTS) \
-        * len(labeldp.SELECTION_ALPHAS)
+    assert len(cs) == len(labeldp.DATASETS) * len(labeldp.SELECTION_EPSILONS) * len(labeldp.SELECTION_CANDIDATES)
+    table4 = {c["experiment"]: c for c in labeldp.configs("paper")
+              if c["experiment"].startswith("table4.") and c["seed"] == 0}
     for c in cs:
         assert c["subset"]["validation"] == labeldp.VALIDATION and c["method_config"]["mechanism"] == "rr"
-        assert c["train"]["epochs"] == labeldp.SELECTION_EPOCHS and c["seed"] == 0
+        assert c["seed"] == 0
+        short, eps = c["experiment"].split(".")[1:3]
+        twin = table4[f"table4.{short}.lp_1st.{eps}"]  # the same run but for the data split and the recipe
+        assert c["train"] == twin["train"] and c["model"] == twin["model"]
 
 
 def test_recipe_is_the_best_of_the_committed_selection_records():
