@@ -133,15 +133,17 @@ def test_configs_resolve_to_valid_unique_specs(profile):
         assert c["paper"] == "dpis" and c["profile"] == profile
     assert {c["method"] for c in configs} == {"dpis", "dpsgd"}
     for c in configs:
-        if c["method"] == "dpis":  # the paper's method: Table 2's k, capped draws charged and counted
+        if c["method"] == "dpis":  # the paper's method: Table 2's k (but Table 6's), capped draws charged
             name = dpis.DATASETS[c["dataset"]]
-            assert c["method_config"]["k"] == claims.setting(f"dpis.table2.{name}.k")
+            if ".k" not in c["experiment"]:
+                assert c["method_config"]["k"] == claims.setting(f"dpis.table2.{name}.k")
             assert c["method_config"]["on_capped"] == "dpsgd"
 
 
 def test_paper_profile_answers_its_table3_cells_and_says_what_is_missing():
     cells = dpis._table3_cells()
-    experiments = {c["experiment"]: c for c in dpis.configs("paper")}
+    ablations = {c["experiment"] for c in dpis.ablation_configs()}
+    experiments = {c["experiment"]: c for c in dpis.configs("paper") if c["experiment"] not in ablations}
     assert set(cells.values()) == set(experiments) and len(cells) == 8
     for cid, experiment in cells.items():
         c = experiments[experiment]
@@ -202,3 +204,31 @@ def test_smoke_execute_end_to_end():
     assert out["final"]["steps"] == dp.train["steps_per_epoch"]
     base = dpis.execute(sgd, progress=False)
     assert base["privacy"]["epsilon"]["dpis"]["epsilon"] <= eps + 1e-6
+
+
+def test_ablation_cells_map_to_runs_and_defaults_reuse_them():
+    cells = dpis._ablation_cells()
+    experiments = {c["experiment"]: c for c in dpis.configs("paper")}
+    ids = {c.id for c in claims.load("dpis")}
+    assert set(cells) <= ids and set(cells.values()) <= set(experiments)
+    assert {c["experiment"] for c in dpis.ablation_configs()} <= set(cells.values())  # every run answers a cell
+    assert not set(cells) & set(dpis.NOT_RUN)
+    # Table 2's defaults are the CPU part's runs: MNIST a_E 0.8, Fashion-MNIST a_E 1, k 5, C* 4
+    assert cells["dpis.table5.mnist.a_e0_8"] == cells["dpis.table6.mnist.k5"] == "mnist.eps1.dpis"
+    assert cells["dpis.table5.fmnist.a_e1"] == "fmnist.eps1.dpis"
+    assert cells["dpis.table7.fmnist.c_star4"] == cells["dpis.table4.fmnist.eps1.dpis_ac"] == "fmnist.eps1.dpis_ac"
+    assert cells["dpis.table4.mnist.eps3.dpis_no_ac"] == "mnist.eps3.dpis"
+    for name in ("mnist.eps1.dpis_ac", "mnist.eps1.dpis_ac.c_star6"):
+        c = experiments[name]
+        mc = c["method_config"]
+        assert mc["adaptive_clipping"] and mc["initial_clip"] == dpis.TB_CLIP
+        assert c["train"]["clip"] == pytest.approx(mc["lam"] * mc["c_star"] * mc["initial_clip"])
+        assert resolve(c).method_config["c_star"] == mc["c_star"]
+    assert experiments["fmnist.eps1.dpis.k3"]["method_config"]["k"] == 3.0
+    assert experiments["mnist.eps1.dpis.a_e0"]["method_config"]["a_e"] == 0.0
+    measured = {m.claim_id: m for m in dpis.measure([])}
+    assert measured["dpis.table6.mnist.k3"].kind == "missing" and "ablations" in measured["dpis.table6.mnist.k3"].basis
+    spec = resolve(experiments["mnist.eps1.dpis.k3"])
+    record = {"id": spec.id, "spec": spec.to_dict(), "final": {"test_acc": 0.977}, "epochs": [{}]}
+    m = {m.claim_id: m for m in dpis.measure([record])}["dpis.table6.mnist.k3"]
+    assert m.kind == "training" and m.values == (pytest.approx(97.7),) and "prints no eps" in m.detail
