@@ -376,4 +376,4 @@ class DPIS(Plugin):
         generator = state.get("generator")  # absent from checkpoints written before the sampler
         self._generator_state = None if generator is None else generator.cpu()
         if self.config.adaptive_clipping:
-            self.clip, self.latest, self._k_star = state["clip"], state["latest"], state["k_star"]
+            self.clip, self.latest, self._k_star = state["clip"], state["latest"].cpu(), state["k_star"]
