@@ -43,7 +43,10 @@ def test_equals_dp_accounting_and_sits_between_its_bounds(q, sigma, steps, log_d
     else:
         assert ours == pytest.approx(theirs, rel=1e-3, abs=2 * h)
     assert ours >= _theirs([(q, sigma, steps)], delta, h, pessimistic=False) - 1e-9
-    assert ours <= rdp_epsilon(q, sigma, steps, delta, orders="tf-compute", conversion="improved")[0] + 1e-9
+    # Both are upper bounds of the true eps; where eps is of the order of the grid step h the PLD's grid
+    # error (the 2h allowed against dp_accounting above) can exceed the RDP bound's slack (q 0.001, sigma
+    # 3.25, 585 steps, delta 1e-3: PLD 0.012120, RDP 0.012110).
+    assert ours <= rdp_epsilon(q, sigma, steps, delta, orders="tf-compute", conversion="improved")[0] + 2 * h
 
 
 @pytest.mark.parametrize("sigma, steps", [(0.5, 1), (2.0, 10), (5.0, 1), (1.0, 100)])
