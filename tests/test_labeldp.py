@@ -98,9 +98,9 @@ def test_configs_resolve_to_valid_unique_specs(profile):
     stages = sorted(c["method_config"].get("stages", 1) for c in configs)
     if profile == "paper":  # the recipe selection; Table 4: LP-1ST at 5 eps, LP-2ST at 4, on 2 data sets;
         # 4 more stage-1 fractions and LP-3ST at eps 1, 2 on each; 2 more seeds of Table 4 at eps 1, 2
-        selection, splits, lp3, movielens = 2 * 2 * 7, 2 * 4, 2 * 2, 4 + 3
-        assert len(configs) == selection + 2 * 9 + splits + lp3 + movielens + 2 * 2 * 2 * 2
-        assert stages.count(2) == 2 * 4 + splits + 3 + 8 and stages.count(3) == lp3
+        selection, splits, lp3, movielens, mixup = 2 * 2 * 7, 2 * 4, 2 * 2, 4 + 3, 2 * 2
+        assert len(configs) == selection + 2 * 9 + splits + lp3 + movielens + mixup + 2 * 2 * 2 * 2
+        assert stages.count(2) == 2 * 4 + splits + 3 + mixup + 8 and stages.count(3) == lp3
     else:
         assert stages == [1, 2]
 
@@ -335,3 +335,14 @@ def test_movielens_runs_are_label_dp_neumf_and_read_as_directions():
     assert t["directions"]["ours"] == {"lp_1st_falls": [True, True, True], "lp_2st_below_lp_1st": [True, True, False]}
     assert len(t["paper"]["LP-1ST"]) == 6 and len(t["paper"]["LP-2ST"]) == 5
     assert all(t["directions"]["paper"]["lp_2st_below_lp_1st"])
+
+
+@pytest.mark.parametrize("better, holds", [(0.5, True), (-0.5, False)])
+def test_stage2_mixup_statement_compares_less_stage2_mixup(better, holds):
+    def acc(c):
+        return 95 + better * (c["method_config"]["mixup_alpha"] == [labeldp.MIXUP_PROBE, 0.0])
+
+    recs = _records(("appe.",), acc)
+    (m,) = [m for m in labeldp.measure(recs) if m.claim_id == "labeldp.appe.stage2_less_mixup"]
+    assert m.values == (holds,) and m.seeds == 1 and len(m.record_ids) == 4
+    assert not [m for m in labeldp.measure(recs[:1]) if m.claim_id == "labeldp.appe.stage2_less_mixup"]
