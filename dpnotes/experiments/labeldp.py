@@ -309,8 +309,9 @@ SELECTION_AUGMENTS = {"paper": PAPER_AUGMENT, "crop_cutout": ("crop", "cutout"),
 # alpha 0 (no mixup), 1 and 4 (App. E's lower end), and App. B's own augmentations at alpha 4
 SELECTION_CANDIDATES = tuple((a, alpha) for a in ("none", "crop_cutout") for alpha in (0.0, 1.0, 4.0)) + (
     ("paper", 4.0),)
-# (augment, alpha), set from the selection's records.
-RECIPE = {"mnist": ("none", 0.0), "fashion_mnist": ("none", 0.0)}
+# (augment, alpha), set from the selection's records (made at commit 995d2a5): MNIST crop and
+# cutout without mixup (mean 96.97%, none with alpha 1 next at 96.84%), Fashion-MNIST neither.
+RECIPE = {"mnist": ("crop_cutout", 0.0), "fashion_mnist": ("none", 0.0)}
 # Sec. 5.1's LP-3ST and App. E's stage-1 fraction (Fig. 4a): the paper prints the settings of
 # neither on MNIST; ours. Each LP-3ST run shares its stage 1 with the LP-2ST run of the same eps
 # and seed (the same first part of the same permutation), so LP-3ST - LP-2ST is paired.
