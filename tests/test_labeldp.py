@@ -346,3 +346,14 @@ def test_stage2_mixup_statement_compares_less_stage2_mixup(better, holds):
     (m,) = [m for m in labeldp.measure(recs) if m.claim_id == "labeldp.appe.stage2_less_mixup"]
     assert m.values == (holds,) and m.seeds == 1 and len(m.record_ids) == 4
     assert not [m for m in labeldp.measure(recs[:1]) if m.claim_id == "labeldp.appe.stage2_less_mixup"]
+
+
+def test_table1_margins_use_baselines_within_each_columns_budget():
+    rows = {r["eps"]: r for r in labeldp.table1_margins()}
+    assert rows[1.0]["best baseline"] is None and rows[1.0]["LP-2ST margin (points)"] is None
+    for eps, r in rows.items():
+        if r["best baseline"] is not None:
+            assert r["baseline eps"] <= eps
+            assert r["LP-2ST margin (points)"] == pytest.approx(r["LP-2ST"] - r["baseline acc"])
+            assert r["LP-1ST margin (%)"] == pytest.approx(100 * (r["LP-1ST"] / r["baseline acc"] - 1))
+    assert rows[2.0]["best baseline"] == "dpsgd_pretrain"

@@ -243,6 +243,38 @@ def jax_off_by_one() -> dict:
 
 
 # --------------------------------------------------------------------------------------
+# Sec. 5.1's "a margin of 20% across all eps", on the paper's own Table 1.
+
+def table1_margins() -> list[dict]:
+    """Per Table 1 column with an inferred budget (settings ``table1.col<i>.epsilon_inferred``):
+    the paper's LP-1ST and LP-2ST accuracy, the best baseline whose budget (printed, or inferred
+    for the pre-trained DP-SGD row) is at most the column's, and the margins in points and in
+    percent of that baseline (None where no baseline qualifies). Only the paper's numbers."""
+    baselines = []
+    for c in claims.load(PAPER):
+        if c.id.startswith("labeldp.table1.") and ".lp_" not in c.id and c.number is not None:
+            for suffix in ("budget", "budget_inferred"):
+                try:
+                    baselines.append((c.id, c.number, claims.setting(f"{c.id}.{suffix}")))
+                except KeyError:
+                    continue
+    rows = []
+    for col in (1, 2, 4, 6):
+        eps = claims.setting(f"labeldp.table1.col{col}.epsilon_inferred")
+        ok = [b for b in baselines if b[2] <= eps]
+        best = max(ok, key=lambda b: b[1]) if ok else None
+        row = {"column": col, "eps": eps, "best baseline": None if best is None else best[0].split(".")[2],
+               "baseline acc": None if best is None else best[1], "baseline eps": None if best is None else best[2]}
+        for stages in (1, 2):
+            acc = claims.get(f"labeldp.table1.lp_{stages}st.col{col}").number
+            row[f"LP-{stages}ST"] = acc
+            row[f"LP-{stages}ST margin (points)"] = None if best is None else acc - best[1]
+            row[f"LP-{stages}ST margin (%)"] = None if best is None else 100 * (acc - best[1]) / best[1]
+        rows.append(row)
+    return rows
+
+
+# --------------------------------------------------------------------------------------
 # Figure: P[correct] of RR, RRWithPrior and the LP optimum over eps.
 
 FIGURE_EPSILONS = tuple(np.round(np.linspace(0.25, 8.0, 32), 4))
