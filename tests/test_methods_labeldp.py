@@ -329,3 +329,38 @@ def test_lp3st_shares_stage_1_with_the_lp2st_of_the_same_first_fraction():
     strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_s"} for r in rs if r["stage"] == 1]  # noqa: E731
     assert strip(two["epochs"]) == strip(three["epochs"]) and len(strip(two["epochs"])) == 2
     assert two["final"]["lp_mst"]["stage_sizes"][0] == three["final"]["lp_mst"]["stage_sizes"][0]
+
+
+def test_label_seed_fixes_the_released_labels_across_run_seeds():
+    def released(seed, **kw):
+        config = labeldp.Config(epsilon=1.0, num_classes=K, **kw)
+        plugins = labeldp.hooks(config)
+        train(_model(), _data(), None, TrainConfig.non_private(epochs=1, batch_size=16, lr=0.1, seed=seed),
+              plugins=plugins, progress=False)
+        return plugins[0].labels
+
+    assert not torch.equal(released(0), released(1))  # default: each seed draws new labels
+    assert torch.equal(released(0, label_seed=7), released(1, label_seed=7))
+
+    def stage1(seed, monkeypatch_calls):
+        monkeypatch_calls.clear()
+        labeldp.run(_model(), _data(), None, TrainConfig.non_private(epochs=1, batch_size=16, lr=0.1, seed=seed),
+                    _two_stage(label_seed=7), progress=False)
+        return monkeypatch_calls[0]
+
+    calls, real = [], labeldp.rr_with_prior
+
+    def spy(labels, priors, epsilon, *, generator, **kw):
+        out = real(labels, priors, epsilon, generator=generator, **kw)
+        calls.append(out)
+        return out
+
+    labeldp.rr_with_prior = spy
+    try:
+        assert torch.equal(stage1(0, calls), stage1(1, calls))  # LP-MST: the split and stage 1's release
+    finally:
+        labeldp.rr_with_prior = real
+    assert "label_seed" not in labeldp.resolve({"epsilon": 1.0, "num_classes": K})
+    assert labeldp.resolve({"epsilon": 1.0, "num_classes": K, "label_seed": 3})["label_seed"] == 3
+    with pytest.raises(ValueError, match="label_seed"):
+        labeldp.Config(epsilon=1.0, num_classes=K, label_seed=-1)

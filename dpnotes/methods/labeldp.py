@@ -82,6 +82,9 @@ class Config:
                  :func:`~dpnotes.mechanisms.rr_prior.jax_k`), for RRWithPrior and the filter's k̄.
                  Both are eps-DP (k depends on the prior only). Below eps = ln 2 the JAX rule gives
                  k = 1 for a uniform prior (stage 1): every label comes out as the top class.
+    label_seed   None: the label release (and LP-MST's split) draws from the run's seed, so every
+                 repetition (seed) sees new randomized labels; an int fixes them across seeds, as the
+                 authors' JAX repetitions do (their spread then leaves out the label noise).
     """
 
     epsilon: float
@@ -95,6 +98,7 @@ class Config:
     mixup_alpha: tuple[float, ...] = (0.0,)
     augment: tuple[str, ...] = ()
     k_star: str = "paper"
+    label_seed: int | None = None
 
     def __post_init__(self):
         validate.positive("epsilon", self.epsilon, allow_inf=True)
@@ -130,6 +134,8 @@ class Config:
         validate.choice("k_star", self.k_star, tuple(K_RULES))
         if self.k_star != "paper" and self.mechanism != "rr_prior":
             raise ValueError(f"k_star is used by mechanism='rr_prior' only, not {self.mechanism!r}")
+        if self.label_seed is not None:
+            validate.integer("label_seed", self.label_seed, minimum=0)
         object.__setattr__(self, "augment", tuple(self.augment))
         for name in self.augment:
             validate.choice("augment", name, augment.AUGMENTATIONS)
@@ -153,8 +159,9 @@ def resolve(settings: dict) -> dict:
     for key in ("prior", "stage_fractions"):
         resolved[key] = None if resolved[key] is None else list(resolved[key])
     resolved["mixup_alpha"], resolved["augment"] = list(resolved["mixup_alpha"]), list(resolved["augment"])
-    if resolved["k_star"] == "paper":  # the default is left out: records made before the option keep their ids
-        del resolved["k_star"]
+    for key, default in (("k_star", "paper"), ("label_seed", None)):
+        if resolved[key] == default:  # defaults are left out: records made before the options keep their ids
+            del resolved[key]
     return resolved
 
 
@@ -212,7 +219,8 @@ class LabelDP(Plugin):
             raise ValueError("LabelDP trains on the randomized labels without DP-SGD: "
                              "use TrainConfig.non_private(...)")
         if self.labels is None:  # LP-1ST, not resumed: release the labels now, once
-            self.labels = randomize_labels(ctx.train_targets.cpu(), self.config, ctx.release_gen)
+            gen = ctx.release_gen if self.config.label_seed is None else label_generator(self.config.label_seed)
+            self.labels = randomize_labels(ctx.train_targets.cpu(), self.config, gen)
             ctx.ledger.append(self.config.event())
         elif self.history is not None and not self.replayed:
             for event, count in self.history.entries:
@@ -250,6 +258,11 @@ class LabelDP(Plugin):
 SPLIT_SEED_OFFSET = 10  # the method's own stream (split, releases): seed + 10, apart from the loop's
 
 
+def label_generator(seed: int) -> torch.Generator:
+    """The stream of the label release (LP-1ST) or of LP-MST's split and releases for ``seed``."""
+    return torch.Generator("cpu").manual_seed(seed + SPLIT_SEED_OFFSET)
+
+
 def run(model, train_data, test_data, train_config, config: Config, *, plugins=(), progress: bool = True,
         checkpoint=None) -> dict:
     """Train LP-1ST (one call of the loop) or LP-MST (``config.stages`` calls, module
@@ -262,7 +275,7 @@ def run(model, train_data, test_data, train_config, config: Config, *, plugins=(
                      progress=progress, checkpoint=checkpoint)
     inputs, labels = split_data(train_data, "train_data")
     labels = check_labels(labels.cpu(), config.num_classes)
-    gen = torch.Generator("cpu").manual_seed(train_config.seed + SPLIT_SEED_OFFSET)
+    gen = label_generator(train_config.seed if config.label_seed is None else config.label_seed)
     parts = stage_parts(len(labels), config.fractions(), gen)
     ledger = Ledger()
     ledger.append(config.event())
