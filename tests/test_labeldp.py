@@ -357,3 +357,17 @@ def test_table1_margins_use_baselines_within_each_columns_budget():
             assert r["LP-2ST margin (points)"] == pytest.approx(r["LP-2ST"] - r["baseline acc"])
             assert r["LP-1ST margin (%)"] == pytest.approx(100 * (r["LP-1ST"] / r["baseline acc"] - 1))
     assert rows[2.0]["best baseline"] == "dpsgd_pretrain"
+
+
+def test_appc_gains_pair_seeds():
+    cid = "labeldp.appc.outperforms_mnist_fmnist"
+
+    def good(short, stages, eps):
+        return (99.5 if short == "mnist" else 95.0) + 0.1 * stages
+
+    recs = _table4_records(good)
+    extra = next(c for c in labeldp.configs("paper") if c["experiment"] == "table4.fmnist.lp_1st.eps1" and c["seed"] == 1)
+    s = resolve(extra)  # LP-1ST seed 1 far above: unpaired, it must not enter the LP-2ST - LP-1ST gain
+    recs.append({"id": s.id, "spec": s.to_dict(), "final": {"test_acc": 0.99}})
+    (m,) = [m for m in labeldp.measure(recs) if m.claim_id == cid]
+    assert m.values == (True,) and m.seeds == 1 and "fmnist eps 1: +0.10" in m.detail

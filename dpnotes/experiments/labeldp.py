@@ -613,20 +613,21 @@ APPC_EPSILONS = TABLE4_EPSILONS[:4]  # the budgets at which both LP rows print a
 
 
 def _lp_means(records: list[dict]) -> tuple[dict, dict, list[str]]:
-    """Table 4's LP cells from paper-profile records: mean accuracy (%) and seed count per
-    ``(short, stages, eps)``, and the record ids."""
+    """Table 4's LP cells from paper-profile records: accuracy (%) per seed and their mean per
+    ``(short, stages, eps)`` (``by_seed``, ``means``), and the record ids."""
     from dpnotes.experiments import current
 
     paper = current(records, configs("paper"))
-    means, seeds, ids = {}, {}, []
+    means, by_seed, ids = {}, {}, []
     for _, experiment, eps in _table4_cells():
         rs = paper.get(experiment, [])
         if rs:
             short, lp = experiment.split(".")[1:3]
             key = (short, int(lp[3]), eps)
-            means[key], seeds[key] = float(np.mean([100 * r["final"]["test_acc"] for r in rs])), len(rs)
+            by_seed[key] = {r["spec"]["seed"]: 100 * r["final"]["test_acc"] for r in rs}
+            means[key] = float(np.mean(list(by_seed[key].values())))
             ids += [r["id"] for r in rs]
-    return means, seeds, ids
+    return means, by_seed, ids
 
 
 def quoted_baselines(short: str) -> list[tuple[str, float, float]]:
@@ -647,7 +648,7 @@ def _appc(records: list[dict]) -> list[Measurement]:
     gap is more pronounced on Fashion MNIST ... LP-2ST consistently improves over LP-1ST.'
     Nothing until every LP cell at eps 1-4 has a record (:data:`NOT_RUN` says why)."""
     cid = "labeldp.appc.outperforms_mnist_fmnist"
-    means, seeds, ids = _lp_means(records)
+    means, by_seed, ids = _lp_means(records)
     need = [(short, stages, eps) for short in ("mnist", "fmnist") for stages in (1, 2) for eps in APPC_EPSILONS]
     if any(k not in means for k in need):
         return []
@@ -663,11 +664,15 @@ def _appc(records: list[dict]) -> list[Measurement]:
             beats &= ours > acc
             parts.append(f"{claim_id.split('.')[2]} {claim_id.split('.')[3]} {acc:g}% at eps {budget:g}: "
                          f"ours {ours:.2f}% at eps {at[-1]:g}")
-    gains = {(short, eps): means[(short, 2, eps)] - means[(short, 1, eps)]
-             for short in ("mnist", "fmnist") for eps in APPC_EPSILONS}
+    paired = {(short, eps): sorted(by_seed[(short, 1, eps)].keys() & by_seed[(short, 2, eps)].keys())
+              for short in ("mnist", "fmnist") for eps in APPC_EPSILONS}
+    if any(not s for s in paired.values()):
+        return []
+    gains = {(short, eps): float(np.mean([by_seed[(short, 2, eps)][s] - by_seed[(short, 1, eps)][s] for s in seeds]))
+             for (short, eps), seeds in paired.items()}  # paired: the same seeds of both rows
     consistent = all(g > 0 for g in gains.values())
     wider = float(np.mean(margins["fmnist"])) > float(np.mean(margins["mnist"]))
-    detail = (f"LP-2ST - LP-1ST (points): "
+    detail = (f"LP-2ST - LP-1ST (points, mean over the seeds both rows have): "
               + ", ".join(f"{s} eps {e:g}: {g:+.2f}" for (s, e), g in gains.items())
               + f"; mean margin over the quoted baselines: MNIST {np.mean(margins['mnist']):+.2f}, "
                 f"Fashion-MNIST {np.mean(margins['fmnist']):+.2f}; " + "; ".join(parts))
@@ -678,7 +683,7 @@ def _appc(records: list[dict]) -> list[Measurement]:
             f"margin is larger on Fashion-MNIST ({counts['fmnist']} baselines with a budget) than on MNIST "
             f"({counts['mnist']}); (3) LP-2ST's mean beats LP-1ST's at every eps 1-4 on both")
     return [measurement.statement(cid, beats and wider and consistent, detail, rule, ids,
-                                  seeds=min(seeds[k] for k in need))]
+                                  seeds=min(len(s) for s in paired.values()))]
 
 
 def split_grid(records: list[dict]) -> dict[str, list[dict]]:
