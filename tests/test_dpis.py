@@ -232,3 +232,57 @@ def test_ablation_cells_map_to_runs_and_defaults_reuse_them():
     record = {"id": spec.id, "spec": spec.to_dict(), "final": {"test_acc": 0.977}, "epochs": [{}]}
     m = {m.claim_id: m for m in dpis.measure([record])}["dpis.table6.mnist.k3"]
     assert m.kind == "training" and m.values == (pytest.approx(97.7),) and "prints no eps" in m.detail
+
+
+def _record(experiment, acc, sigmas=(1.0,), seed=0):
+    config = next(c for c in dpis.configs("paper") if c["experiment"] == experiment and c["seed"] == seed)
+    spec = resolve(config)
+    return {"id": spec.id, "spec": spec.to_dict(), "final": {"test_acc": acc},
+            "epochs": [{"dpis_sigma_g": s} for s in sigmas]}
+
+
+def test_noise_drop_and_figure1_read_sigma_g_off_the_table3_runs():
+    falling = {"fmnist.eps1.dpis": (2.0, 1.8, 1.1), "fmnist.eps4.dpis": (1.5, 1.5, 0.8),
+               "mnist.eps1.dpis": (2.0, 1.9, 1.15), "mnist.eps3.dpis": (1.4, 1.3, 0.77)}
+    records = [_record(e, 0.9, s) for e, s in falling.items()]
+    m = {m.claim_id: m for m in dpis.measure(records[:3])}
+    assert m["dpis.sec4_2.noise_drop.mnist_fmnist"].kind == "missing"  # one Table 3 DPIS run short
+    m = {m.claim_id: m for m in dpis.measure(records)}
+    drop, fig1 = m["dpis.sec4_2.noise_drop.mnist_fmnist"], m["dpis.sec3_3.fig1.dpis_sigma_decreases"]
+    assert drop.values == (True,) and fig1.values == (True,) and drop.seeds == 1  # drops 45, 47, 42.5, 45%
+    assert "(45%)" in drop.detail and len(fig1.record_ids) == 2
+    rising = records[:1] + [_record("fmnist.eps4.dpis", 0.9, (1.5, 1.6, 0.8))] + records[2:]
+    assert {m.claim_id: m for m in dpis.measure(rising)}["dpis.sec3_3.fig1.dpis_sigma_decreases"].values == (False,)
+    small = records[:3] + [_record("mnist.eps3.dpis", 0.9, (1.4, 1.3, 1.0))]  # a 29% drop
+    assert {m.claim_id: m for m in dpis.measure(small)}["dpis.sec4_2.noise_drop.mnist_fmnist"].values == (False,)
+    # a second seed is averaged epoch by epoch
+    two = records + [_record("mnist.eps3.dpis", 0.9, (1.4, 1.3, 0.63), seed=1)]
+    assert dpis.sigma_trajectories(two)["mnist.eps3.dpis"] == pytest.approx([1.4, 1.3, 0.7])
+
+
+def test_section5_5_sentences_from_the_ablation_runs():
+    cells = dpis._ablation_cells()
+
+    def runs(table, accs):
+        out = []
+        for d in ("mnist", "fmnist"):
+            for v, a in accs.items():
+                out.append(_record(cells[f"dpis.{table}.{d}.{v}"], a))
+        return list({r["id"]: r for r in out}.values())  # a Table 2 default answers two cells
+
+    k = {"k3": 0.975, "k4": 0.978, "k5": 0.98, "k6": 0.979}
+    m = {m.claim_id: m for m in dpis.measure(runs("table6", k))}["dpis.sec5_5.k_insensitive"]
+    assert m.kind == "statement" and m.values == (True,) and "range 0.50 points" in m.detail
+    assert "CIFAR-10" in m.rule and m.seeds == 1
+    m = {m.claim_id: m for m in dpis.measure(runs("table6", {**k, "k3": 0.96}))}["dpis.sec5_5.k_insensitive"]
+    assert m.values == (False,)
+    assert {m.claim_id: m for m in dpis.measure(runs("table6", dict(list(k.items())[1:])))}[
+        "dpis.sec5_5.k_insensitive"].kind == "missing"
+    a_e = {"a_e0": 0.97, "a_e0_6": 0.975, "a_e0_8": 0.978, "a_e1": 0.98}
+    m = {m.claim_id: m for m in dpis.measure(runs("table5", a_e))}["dpis.sec5_5.a_e_0_8_favorable"]
+    assert m.values == (True,) and "0.20 points below the best" in m.detail
+    m = {m.claim_id: m for m in dpis.measure(runs("table5", {**a_e, "a_e0_8": 0.968}))}["dpis.sec5_5.a_e_0_8_favorable"]
+    assert m.values == (False,)
+    ac = runs("table4", {"eps1.dpis_ac": 0.97, "eps1.dpis_no_ac": 0.975})
+    m = {m.claim_id: m for m in dpis.measure(ac)}["dpis.sec5_5.ac_helps_imdb_only"]
+    assert m.kind == "missing" and "GloVe" in m.basis and "DPIS+AC - DPIS = -0.50" in m.detail
