@@ -286,3 +286,35 @@ def test_section5_5_sentences_from_the_ablation_runs():
     ac = runs("table4", {"eps1.dpis_ac": 0.97, "eps1.dpis_no_ac": 0.975})
     m = {m.claim_id: m for m in dpis.measure(ac)}["dpis.sec5_5.ac_helps_imdb_only"]
     assert m.kind == "missing" and "GloVe" in m.basis and "DPIS+AC - DPIS = -0.50" in m.detail
+
+
+def test_run_costs_count_gradients_capped_draws_and_compare_walls_on_one_device():
+    n = dpis._n_train("mnist")
+    seg = [{"device": "cpu: x86_64, 1 threads"}]
+    dp = _record("mnist.eps3.dpis", 0.98)
+    dp["epochs"] = [{"epoch": 1, "dpis_drawn": 4 * n, "dpis_capped_draws": 0, "dpis_min_margin": 5.0, "wall_s": 6.0},
+                    {"epoch": 2, "dpis_drawn": 6 * n, "dpis_capped_draws": 7, "dpis_min_margin": -1.0, "wall_s": 10.0}]
+    dp["provenance"] = {"segments": seg}
+    dp["privacy"] = {"epsilon": {"dpis": {"epsilon": 2.9}}}
+    hf = _record("mnist.eps3.dpsgd_hf", 0.97)
+    hf["epochs"] = [{"wall_s": 2.0}]
+    hf["provenance"] = {"segments": seg}
+    (row,) = dpis.run_costs([dp, hf])
+    assert row["grads_per_epoch_over_n"] == pytest.approx(6.0)  # (N + 4N + N + 6N) / 2N
+    assert row["capped_draws"] == 7 and row["capped_epochs"] == [2] and row["min_margin"] == -1.0
+    assert row["wall_per_epoch_vs_hf"] == pytest.approx(4.0) and row["epsilon"] == 2.9 and row["budget"] == 3.0
+    hf["provenance"] = {"segments": [{"device": "cuda: NVIDIA H100 80GB HBM3"}]}
+    assert dpis.run_costs([dp, hf])[0]["wall_per_epoch_vs_hf"] is None  # walls on two devices: not compared
+
+
+def test_repeated_cells_and_features_share_read_the_registry():
+    rep = {r["setting"]: r for r in dpis.repeated_cells()}
+    assert all(len(r["cells"]) > 1 for r in rep.values())
+    assert {"dpis.table3.mnist.eps1.dpis", "dpis.table6.mnist.k5"} <= set(rep["mnist.eps1.dpis"]["cells"])
+    for r in rep.values():
+        assert r["differ"] == (len(set(r["cells"].values())) > 1)
+    fs = {(r["dataset"], r["eps"]): r for r in dpis.features_share()}
+    r = fs[("mnist", "eps1")]
+    assert r["dpis"] == claims.get("dpis.table3.mnist.eps1.dpis").number
+    assert r["features_share"] == pytest.approx((r["dpsgd_hf"] - r["dpsgd"]) / (r["dpis"] - r["dpsgd"]))
+    assert len(fs) == 10 and all(0 < r["features_share"] <= 1 for r in fs.values())

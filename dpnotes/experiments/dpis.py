@@ -568,6 +568,62 @@ def gains(records: list[dict]) -> list[dict]:
     return out
 
 
+def run_costs(records: list[dict]) -> list[dict]:
+    """Per Table 3 DPIS run: per-example gradients per epoch over N (the norm pass over every
+    record plus one per first-stage draw: (k+1)N in expectation, Sec. 3.4 says "k times"), the
+    capped first-stage draws and the least margin K~ - k b C over the run (Lemma 3.1's
+    precondition), and the wall time per epoch against DP-SGD-HF's at the same budget and seed
+    when both ran on the same device."""
+    from dpnotes.experiments import current
+
+    paper = current(records, configs("paper"))
+    out = []
+    for experiment in (e for e in _table3_cells().values() if e.endswith(".dpis")):
+        hf = {r["spec"]["seed"]: r for r in paper.get(experiment[:-len("dpis")] + "dpsgd_hf", [])}
+        for r in paper.get(experiment, []):
+            n = _n_train(DATASETS[r["spec"]["dataset"]])
+            wall = float(np.mean([e["wall_s"] for e in r["epochs"]]))
+            base = hf.get(r["spec"]["seed"])
+            same = base is not None and {s["device"] for s in r["provenance"]["segments"]} == {
+                s["device"] for s in base["provenance"]["segments"]}
+            out.append({"run": experiment, "seed": r["spec"]["seed"], "k": r["spec"]["method_config"]["k"],
+                        "grads_per_epoch_over_n": float(np.mean([(n + e["dpis_drawn"]) / n for e in r["epochs"]])),
+                        "capped_draws": sum(e["dpis_capped_draws"] for e in r["epochs"]),
+                        "capped_epochs": [e["epoch"] for e in r["epochs"] if e["dpis_capped_draws"]],
+                        "epochs": len(r["epochs"]), "epsilon": r["privacy"]["epsilon"][ACCOUNTANT]["epsilon"],
+                        "budget": r["spec"]["method_config"]["epsilon"],
+                        "min_margin": min(e["dpis_min_margin"] for e in r["epochs"]),
+                        "wall_per_epoch_vs_hf": wall / float(np.mean([e["wall_s"] for e in base["epochs"]]))
+                        if same else None})
+    return out
+
+
+def repeated_cells() -> list[dict]:
+    """Table cells that print the same setting twice (Table 3's eps-1 DPIS, Table 4's DPIS\\AC,
+    Table 5's and 6's Table 2 defaults, Table 7's C* = 4 and Table 4's DPIS+AC): the paper's values
+    per setting, flagged where they differ."""
+    groups: dict[str, list[str]] = {}
+    for cid, experiment in {**_table3_cells(), **_ablation_cells()}.items():
+        groups.setdefault(experiment, []).append(cid)
+    return [{"setting": e, "cells": {c: claims.get(c).number for c in cids},
+             "differ": len({claims.get(c).number for c in cids}) > 1} for e, cids in groups.items() if len(cids) > 1]
+
+
+def features_share() -> list[dict]:
+    """Table 3's printed accuracies: how much of DPIS's gain over raw-pixel DP-SGD the
+    ScatterNet features alone (DP-SGD-HF) already give, per data set and eps."""
+    out = []
+    for cid in (c.id for c in claims.load(PAPER)):
+        parts = cid.split(".")
+        if parts[1] != "table3" or parts[-1] != "dpis" or parts[2] not in DATASETS.values():
+            continue
+        stem = cid[:-len("dpis")]
+        dpis, hf, raw = (claims.get(stem + m).number for m in ("dpis", "dpsgd_hf", "dpsgd"))
+        out.append({"dataset": parts[2], "eps": parts[3], "dpis": dpis, "dpsgd_hf": hf, "dpsgd": raw,
+                    "features_share": (hf - raw) / (dpis - raw)})
+    return out
+
+
 def sigma_trajectories(records: list[dict]) -> dict[str, list[float]]:
     """sigma_G per epoch of each stored paper-profile DPIS run of Table 3 (experiment -> values;
     the mean over seeds where there are several)."""
