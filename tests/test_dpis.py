@@ -318,3 +318,13 @@ def test_repeated_cells_and_features_share_read_the_registry():
     assert r["dpis"] == claims.get("dpis.table3.mnist.eps1.dpis").number
     assert r["features_share"] == pytest.approx((r["dpsgd_hf"] - r["dpsgd"]) / (r["dpis"] - r["dpsgd"]))
     assert len(fs) == 10 and all(0 < r["features_share"] <= 1 for r in fs.values())
+
+
+def test_ac_release_rdp_prices_both_readings_at_the_runs_order():
+    rec = _record("mnist.eps1.dpis_ac", 0.97)
+    rec["privacy"] = {"epsilon": {"dpis": {"epsilon": 1.0, "order": 18.0}}}
+    (row,) = dpis.ac_release_rdp([rec, _record("mnist.eps1.dpis", 0.97)])  # runs without AC: no row
+    sigma_k = rec["spec"]["method_config"]["sigma_k"]
+    assert row["releases"] == dpis.PAPER_EPOCHS[1.0] - 1
+    assert row["rdp_full_sum"] == pytest.approx(row["releases"] * 18 / (2 * sigma_k ** 2))  # Gaussian RDP
+    assert 0 < row["rdp_subsampled"] < row["rdp_full_sum"]

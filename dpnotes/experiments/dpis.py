@@ -624,6 +624,30 @@ def features_share() -> list[dict]:
     return out
 
 
+def ac_release_rdp(records: list[dict]) -> list[dict]:
+    """Per stored DPIS+AC run of the paper profile: the RDP its E - 1 releases of K~*_e add at the
+    order that sets the run's eps, under two of the paper's readings of K~*_e: the sum over all N
+    records (Alg. 1 line 35; ours: a Gaussian of multiplier sigma_K, no amplification) and Eq. 19's
+    b/N~-subsampled Gaussian (Sec. 3.5's "tuples in X_p")."""
+    from dpnotes.accounting.rdp import subsampled_gaussian_rdp
+    from dpnotes.experiments import current
+
+    out = []
+    for experiment, runs in current(records, configs("paper")).items():
+        for r in runs:
+            mc = r["spec"]["method_config"]
+            if not mc.get("adaptive_clipping"):
+                continue
+            n, b = _n_train(DATASETS[r["spec"]["dataset"]]), r["spec"]["train"]["batch_size"]
+            order = r["privacy"]["epsilon"][ACCOUNTANT]["order"]
+            releases = r["spec"]["train"]["epochs"] - 1
+            full, sub = (float(subsampled_gaussian_rdp(q, mc["sigma_k"], releases, [order])[0]) for q in (1.0, b / n))
+            out.append({"run": experiment, "seed": r["spec"]["seed"], "releases": releases, "order": order,
+                        "rdp_full_sum": full, "rdp_subsampled": sub,
+                        "epsilon": r["privacy"]["epsilon"][ACCOUNTANT]["epsilon"]})
+    return out
+
+
 def sigma_trajectories(records: list[dict]) -> dict[str, list[float]]:
     """sigma_G per epoch of each stored paper-profile DPIS run of Table 3 (experiment -> values;
     the mean over seeds where there are several)."""
