@@ -49,6 +49,25 @@ def test_training_uses_mean_over_seeds_and_tolerance():
     assert verdicts.judge(c, measurement.training(ID, [], [])).verdict == "not_run"
 
 
+@pytest.mark.parametrize("printed, per_seed, verdict", [
+    ("+0.98", [0.4, 0.6, 0.9], "reproduced"),  # same sign, within the floor
+    ("+0.06", [-0.09], "not_reproduced"),  # within the floor, but the other sign
+    ("+0.06", [0.2, -0.5, -0.1], "not_reproduced"),  # mean -0.13: the other sign
+    ("+1.54", [0.4], "not_reproduced"),  # the paper's sign, too small
+    ("-0.30", [-0.2, -0.4], "reproduced"),
+    ("0.00", [-0.3, 0.1], "reproduced"),  # a printed 0 asks for no sign
+])
+def test_gain_needs_the_papers_sign_and_size(printed, per_seed, verdict):
+    ev = verdicts.judge(claim(printed, kind="training", tolerance=1.0),
+                        measurement.gain(ID, per_seed, [str(i) for i in range(len(per_seed))]))
+    assert ev.verdict == verdict and ev.ours == pytest.approx(sum(per_seed) / len(per_seed))
+    assert ev.flags == (("single-seed",) if len(per_seed) == 1 else ())
+    if verdict == "not_reproduced" and "band" in ev.detail and abs(ev.ours - float(printed)) <= 1:
+        assert "sign differs" in ev.detail
+    none = verdicts.judge(claim(printed, kind="training", tolerance=1.0), measurement.gain(ID, [None], ["a"]))
+    assert none.verdict == "not_reproduced"
+
+
 def test_training_band_is_twice_the_sd_of_the_seeds_or_the_floor():
     c = claim("96.6", kind="training", tolerance=1.0)
     # mean 95.0, sd 1.0: the band is 2.0 > the floor 1.0, so 96.6 lies within the seeds' spread

@@ -425,9 +425,9 @@ def _table2_claims(paper: dict, quick: dict) -> list[Measurement]:
                 continue
             values = [None if None in (a := _acc_at(r, epoch), b := _acc_at(n, epoch)) else a - b
                       for r, n in pairs]
-            out.append(measurement.training(gid, values, [r["id"] for r, _ in pairs],
-                                            "difference to the No-smoothing run(s) " +
-                                            ", ".join(n["id"] for _, n in pairs)))
+            out.append(measurement.gain(gid, values, [r["id"] for r, _ in pairs],
+                                        "difference to the No-smoothing run(s) " +
+                                        ", ".join(n["id"] for _, n in pairs)))
     return out
 
 

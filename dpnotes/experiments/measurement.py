@@ -17,6 +17,9 @@ Kinds:
                 accuracy per seed. ``None`` is a fact about a run: it never produced the
                 value (never reached 97%, spent eps 4 within its first epoch); ``detail``
                 then says so in words.
+``gain``        a claimed difference between two methods (a table's printed improvement over a
+                baseline): one paired difference per seed (``values``, same seed in both
+                arms; ``None`` as for training), judged for sign and size.
 ``trend``       a paired comparison per seed (``values``: one number per seed, > 0 where
                 the trend holds in that seed, e.g. MA minus CLT epochs to 97%); ``floor``
                 the smallest mean that counts when not every seed shows it; ``detail``
@@ -34,7 +37,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-KINDS = ("exact", "training", "trend", "statement", "missing")
+KINDS = ("exact", "training", "gain", "trend", "statement", "missing")
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,11 @@ def exact(claim_id: str, value: float, basis: str = "computed") -> Measurement:
 def training(claim_id: str, values, record_ids, detail: str | None = None) -> Measurement:
     """One value per run record (``None``: the run never produced it; ``detail`` says why)."""
     return Measurement(claim_id, "training", tuple(values), tuple(record_ids), detail)
+
+
+def gain(claim_id: str, values, record_ids, detail: str | None = None) -> Measurement:
+    """One paired difference per seed (method minus its baseline; see verdicts.gain)."""
+    return Measurement(claim_id, "gain", tuple(values), tuple(record_ids), detail)
 
 
 def trend(claim_id: str, per_seed, floor: float, detail: str, rule: str, record_ids=()) -> Measurement:

@@ -7,7 +7,8 @@ never written by hand:
 
 - ``reproduced``      exact claims: our value printed with the paper's digits equals the
                       paper's; training claims: the paper's value lies within our seeds'
-                      spread (:func:`training`); trends: the trend holds in every seed or in
+                      spread (:func:`training`); gains: ours also has the paper's sign
+                      (:func:`gain`); trends: the trend holds in every seed or in
                       the mean by a margin (:func:`trend`); statements: the computed fact holds.
 - ``trend``           the paper's qualitative finding holds (e.g. the ordering of methods)
                       but the numbers are outside tolerance (no rule gives it yet).
@@ -109,6 +110,21 @@ def training(claim: Claim, m: Measurement) -> Evidence:
                     f"{detail}; band +-{half:.3g} (floor {claim.tolerance:g})", flags)
 
 
+def gain(claim: Claim, m: Measurement) -> Evidence:
+    """A claimed gain (a difference to a baseline, paired by seed) is reproduced when ours has
+    the paper's sign and a comparable size: the mean has the paper's sign (a printed 0 asks for
+    none) and the paper's value lies within our seeds' spread, as for :func:`training`. One seed:
+    its sign and the floor decide, flagged ``single-seed``."""
+    ev = training(claim, m)
+    if ev.verdict != "reproduced":
+        return ev
+    mean = statistics.fmean(m.values)
+    if claim.number != 0 and (mean > 0) != (claim.number > 0):
+        return Evidence(claim.id, "not_reproduced", mean, ev.evidence, f"{ev.detail}; the sign differs from the paper's",
+                        ev.flags)
+    return Evidence(claim.id, "reproduced", mean, ev.evidence, f"{ev.detail}; the paper's sign", ev.flags)
+
+
 def trend(claim: Claim, m: Measurement) -> Evidence:
     """A trend claim ("the CLT run needs fewer epochs") is reproduced when the trend holds
     (a per-seed value > 0) in every seed, or when the mean over seeds exceeds
@@ -141,7 +157,8 @@ def missing(claim: Claim, m: Measurement) -> Evidence:
     return Evidence(claim.id, "not_run", None, m.basis, m.detail)
 
 
-RULES = {"exact": exact, "training": training, "trend": trend, "statement": statement, "missing": missing}
+RULES = {"exact": exact, "training": training, "gain": gain, "trend": trend, "statement": statement,
+         "missing": missing}
 
 
 def rules_markdown() -> str:
@@ -156,6 +173,9 @@ def rules_markdown() -> str:
         "registry: e.g. 1 point of accuracy, 0.02 RMSE, 1 epoch for epochs-to-accuracy, the resolution "
         "of per-epoch evaluation). A run that never produced the value (never reached the accuracy) "
         "is not reproduced.",
+        "- *gain* (a printed difference to a baseline, paired by seed): reproduced when "
+        "our mean difference has the paper's sign and the paper's value lies within our seeds' spread, "
+        "as for training.",
         f"- *trend* (e.g. \"the CLT run needs fewer epochs\"): reproduced when the trend holds in every "
         f"seed, or when its mean over seeds exceeds max({TREND_SES:g} SE, a stated floor); a zero "
         "difference is no trend. With three seeds, a mean above 2 SE implies the trend in every seed, "
