@@ -256,6 +256,23 @@ def test_resumed_run_has_every_segment_and_equals_an_uninterrupted_one(tmp_path,
     assert {"commit", "dirty", "started", "wall_s", "device", "versions"} <= set(segs[0])
 
 
+def test_segments_without_a_checkpoint_are_not_part_of_the_run(tmp_path, toy, monkeypatch):
+    """A run interrupted before its first checkpoint, or whose checkpoint was deleted (e.g. one
+    from another device, which cannot resume here), starts afresh: its record lists only the
+    segments that trained it."""
+    _clean(monkeypatch, dirty=False)
+    store = Store(tmp_path)
+    toy.die_at_epoch = 2
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_paper("gdp", "paper", store=store, progress=False)
+    for f in (tmp_path / ".checkpoints").glob("*.pt*"):
+        f.unlink()  # the segments file stays
+    toy.die_at_epoch = None
+    (record,) = runner.run_paper("gdp", "paper", store=store, progress=False)
+    (seg,) = record["provenance"]["segments"]
+    assert "interrupted" not in seg
+
+
 KILLED_CHILD = """
 import sys
 sys.path.insert(0, {tests!r})

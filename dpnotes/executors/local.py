@@ -47,8 +47,9 @@ def _checkpoint_files(checkpoint: Path) -> list[Path]:
 
 def _segments(path: Path, checkpoint: Path, spec: RunSpec) -> list[dict]:
     """Provenance of the earlier segments of an interrupted run of ``spec``; an open one (its
-    process was killed) is closed at the time of the checkpoint it left, if any."""
-    if not path.exists():
+    process was killed) is closed at the time of the checkpoint it left, if any. Without a
+    checkpoint the run starts afresh: no earlier segment is part of it."""
+    if not path.exists() or not _checkpoint_files(checkpoint):
         return []
     saved = json.loads(path.read_text(encoding="utf-8"))
     if saved["spec"] != spec.to_dict():
