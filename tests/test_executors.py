@@ -41,6 +41,9 @@ def test_cost_estimate_prefers_own_record_then_experiment_then_model(tmp_path, f
     assert cost.estimate(b, records) == (8.0, "same experiment, 2 record(s)")
     assert cost.estimate(b, records[3:]) == (100.0, "same model and method, 1 record(s)")
     assert cost.estimate(b, []) == (None, "no stored record to go by")
+    for r, device in zip(records[1:3], ("cpu: x86_64, 1 threads", "cuda: NVIDIA H100 80GB HBM3")):
+        r["provenance"]["segments"] = [{"device": device}]
+    assert cost.estimate(b, records) == (8.0, "same experiment, 2 record(s) on cpu/cuda")
 
 
 def test_dry_run_lists_runs_stored_state_and_cost(tmp_path, fake, capsys):

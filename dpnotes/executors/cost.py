@@ -6,7 +6,8 @@ of stored records of the same paper, profile and experiment (other seeds, older 
 median of those of the same paper, profile, model and method; else unknown. The records come
 from the sweep's store and from the records committed with dpnotes (``<checkout>/results``),
 so a fresh store gets estimates too. They are wall times of one run on the machine that made
-each record (its provenance names the device), not a benchmark of this one.
+each record (its provenance names the device; the basis says cpu or cuda), not a benchmark of
+this one.
 """
 
 from __future__ import annotations
@@ -38,9 +39,11 @@ def estimate(spec: RunSpec, records: Iterable[dict]) -> tuple[float | None, str]
                         ("same experiment", lambda r: r["spec"]["experiment"] == spec.experiment),
                         ("same model and method",
                          lambda r: (r["spec"]["model"], r["spec"]["method"]) == (spec.model, spec.method))):
-        found = [r["provenance"]["wall_time_s"] for r in records if same(r)]
+        found = [r for r in records if same(r)]
         if found:
-            return statistics.median(found), f"{basis}, {len(found)} record(s)"
+            kinds = sorted({s["device"].split(":")[0] for r in found for s in r["provenance"].get("segments", [])})
+            return (statistics.median(r["provenance"]["wall_time_s"] for r in found),
+                    f"{basis}, {len(found)} record(s)" + (f" on {'/'.join(kinds)}" if kinds else ""))
     return None, "no stored record to go by"
 
 
