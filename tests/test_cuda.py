@@ -18,6 +18,8 @@ from dpnotes.results import Store
 from dpnotes.train import TrainConfig, build_context, private_step, train
 from dpnotes.train.ghost import GhostGrads
 from dpnotes.train.grads import FuncGrads, grad_norms, per_example_loss, trainable
+from dpnotes.train.plugins import Plugin
+from toy_runs import data as _data, model as _model, run as _run, strip as _strip
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 
@@ -25,24 +27,6 @@ CE = per_example_loss("cross_entropy")
 HEAVY = {"resnet18v2", "sadpsgd-cifar-cnn", "papernot-cifar-cnn", "dpis-imdb-bilstm"}
 PER_EXAMPLE = [pytest.param(n, marks=[pytest.mark.slow] if n in HEAVY else [])
                for n in models.names(per_example=True)]
-
-
-def _data(n=120, d=6, k=3, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    x = torch.randn(n, d, generator=g)
-    return x, (x @ torch.randn(d, k, generator=g)).argmax(1)
-
-
-def _model(seed=0, d=6, k=3):
-    torch.manual_seed(seed)
-    return torch.nn.Sequential(torch.nn.Linear(d, 8), torch.nn.Tanh(), torch.nn.Linear(8, k))
-
-
-def _strip(record):
-    out = {k: v for k, v in record.items() if k != "epochs"}
-    out["final"] = {k: v for k, v in record["final"].items() if k != "wall_s"}
-    out["epochs"] = [{k: v for k, v in e.items() if k != "wall_s"} for e in record["epochs"]]
-    return out
 
 
 @pytest.mark.parametrize("name", PER_EXAMPLE)
@@ -100,15 +84,8 @@ def test_empty_batch_noise_on_cuda_has_std_sigma_c_over_qn():
 def test_cuda_run_is_deterministic_and_resumes_bit_exactly(tmp_path):
     cfg = TrainConfig(epochs=3, batch_size=20, lr=0.3, optimizer="adam", noise_multiplier=0.8,
                       accountants=("rdp",), seed=2, device="cuda")
-    x, y = _data()
-
-    def run(**kw):
-        return train(_model(kw.pop("model_seed", 0)), (x, y), (x, y), cfg, progress=False, **kw)
-
-    full = run()
-    assert _strip(run()) == _strip(full)
-
-    from dpnotes.train.plugins import Plugin
+    full, _ = _run(cfg)
+    assert _strip(_run(cfg)[0]) == _strip(full)
 
     class Stop(Exception):
         pass
@@ -122,8 +99,8 @@ def test_cuda_run_is_deterministic_and_resumes_bit_exactly(tmp_path):
 
     path = tmp_path / "partial.pt"
     with pytest.raises(Stop):
-        run(checkpoint=path, plugins=[StopAfter()])
-    assert _strip(run(checkpoint=path, model_seed=9, plugins=[Plugin()])) == _strip(full)
+        _run(cfg, plugins=[StopAfter()], checkpoint=path)
+    assert _strip(_run(cfg, plugins=[Plugin()], checkpoint=path, model_seed=9)[0]) == _strip(full)
 
 
 @pytest.mark.parametrize("paper", ["dplis", "dpis", "gdp", "labeldp", "sadpsgd"])

@@ -328,3 +328,15 @@ def test_ac_release_rdp_prices_both_readings_at_the_runs_order():
     assert row["releases"] == dpis.PAPER_EPOCHS[1.0] - 1
     assert row["rdp_full_sum"] == pytest.approx(row["releases"] * 18 / (2 * sigma_k ** 2))  # Gaussian RDP
     assert 0 < row["rdp_subsampled"] < row["rdp_full_sum"]
+
+
+def test_gains_pair_dpis_and_dpsgd_hf_by_seed():
+    records = [_record("mnist.eps1.dpis", 0.98), _record("mnist.eps1.dpsgd_hf", 0.975),
+               _record("mnist.eps1.dpis", 0.97, seed=1), _record("mnist.eps1.dpsgd_hf", 0.972, seed=1),
+               _record("mnist.eps3.dpis", 0.99, seed=2)]  # no DP-SGD-HF partner: no row
+    (row,) = dpis.gains(records)
+    paper = (claims.get("dpis.table3.mnist.eps1.dpis").number - claims.get("dpis.table3.mnist.eps1.dpsgd_hf").number)
+    assert row["cell"] == "mnist.eps1" and row["paper_gain"] == pytest.approx(paper)
+    assert row["per_seed"] == pytest.approx([0.5, -0.2]) and row["ours_gain"] == pytest.approx(0.15)
+    assert row["seeds"] == 2 and row["ours_sd"] == pytest.approx(0.245 ** 0.5)
+    assert dpis.gains(records[:1]) == []
