@@ -132,14 +132,22 @@ def test_configs_are_valid_unique_specs(profile):
         assert s.method in ("dpsgd", "dplis")
 
 
-def test_paper_configs_are_the_table2_eps1_99_cells():
+def test_paper_configs_are_the_eps1_99_cells_of_tables_2_and_11():
     by_exp = {c["experiment"]: c for c in dplis.configs("paper")}
-    assert set(dplis.ROWS) == {"mnist_mlp", "mnist_cnn", "cifar10_mlp", "cifar10_cnn"}
-    for row, (dataset, model) in dplis.ROWS.items():
-        # ghost norms for the MLPs (cost); the CNN rows keep the backend of their stored records
-        assert by_exp[f"table2.{row}.eps1_99.no"]["train"].get("grad_backend") == ("ghost" if "mlp" in row else None)
+    assert set(dplis.ROWS) == {"mnist_mlp", "mnist_cnn", "cifar10_mlp", "cifar10_cnn", "cifar10_cnn_tanh"}
+    # Table 11's R_best is R = 10 at eps = 1.99: its R = 10 run answers both arms (no second run).
+    assert "table11.cifar10_cnn_tanh.eps1_99.rbest" not in by_exp
+    assert dplis.run_arm("cifar10_cnn_tanh", "rbest") == "r10" and dplis.run_arm("cifar10_cnn", "rbest") == "rbest"
+    assert len(by_exp) == 3 * len(dplis.ROWS) - 1
+    assert by_exp["table11.cifar10_cnn_tanh.eps1_99.no"]["model_kwargs"] == {"activation": "tanh"}
+    assert by_exp["table2.cifar10_cnn.eps1_99.no"]["model_kwargs"] == {}
+    for row, r_ in dplis.ROWS.items():
+        dataset, model = r_.dataset, r_.model
+        # ghost norms (cost), but the MNIST CNN row keeps the backend of its stored records
+        assert by_exp[f"{r_.table}.{row}.eps1_99.no"]["train"].get("grad_backend") == \
+            (None if row == "mnist_cnn" else "ghost")
         for arm in dplis.ARMS:
-            c = by_exp[f"table2.{row}.eps1_99.{arm}"]
+            c = by_exp[f"{r_.table}.{row}.eps1_99.{dplis.run_arm(row, arm)}"]
             assert c["model"] == model and c["dataset"] == dataset
             assert c["train"]["epochs"] == dplis.column_epoch(dataset, "eps1_99")
             assert c["train"]["steps_per_epoch"] == "floor" and c["subset"] == {"train": None, "test": None}
@@ -148,8 +156,9 @@ def test_paper_configs_are_the_table2_eps1_99_cells():
             else:
                 mc = c["method_config"]
                 assert mc["K"] == claims.setting("dplis.setup.k_image")
-                assert mc["R"] == (claims.setting("dplis.setup.r_default") if arm == "r10"
-                                   else claims.setting(f"dplis.table6.{row}.eps1_99.r_best"))
+                best = claims.setting(f"dplis.table6.{row}.eps1_99.r_best" if r_.table == "table2"
+                                      else "dplis.table11.eps1_99.r_best")
+                assert mc["R"] == (claims.setting("dplis.setup.r_default") if arm == "r10" else best)
         # The run's last epoch is where the paper's eps = 1.99 column is read.
         e = dplis.column_epoch(dataset, "eps1_99")
         assert printed(claims.get("dplis.table2.col1.epsilon"), dplis.epsilon(dataset, e)) == \
@@ -176,6 +185,21 @@ def test_measure_reads_the_column_epoch_and_pairs_gains():
     stale = dict(cs["table2.mnist_cnn.eps1_99.no"], train={**cs["table2.mnist_cnn.eps1_99.no"]["train"], "lr": 1e-3})
     got = {m.claim_id: m for m in dplis.measure([_fake_record(stale, [0.9] * e)])}
     assert got["dplis.table2.mnist_cnn.eps1_99.acc_no"].kind == "missing"
+
+
+def test_table11_rbest_is_answered_by_the_r10_run():
+    cs = {c["experiment"]: c for c in dplis.configs("paper")}
+    e = dplis.column_epoch("cifar10", "eps1_99")
+    no = _fake_record(cs["table11.cifar10_cnn_tanh.eps1_99.no"], [0.3] * (e - 1) + [0.50])
+    r10 = _fake_record(cs["table11.cifar10_cnn_tanh.eps1_99.r10"], [0.3] * (e - 1) + [0.52])
+    got = {m.claim_id: m for m in dplis.measure([no, r10])}
+    for arm in ("r10", "rbest"):
+        assert got[f"dplis.table11.cifar10_cnn_tanh.eps1_99.acc_{arm}"].values == pytest.approx((52.0,))
+        assert got[f"dplis.table11.cifar10_cnn_tanh.eps1_99.gain_{arm}"].values == pytest.approx((2.0,))
+    assert "R = 10 run answers it" in got["dplis.table11.cifar10_cnn_tanh.eps1_99.gain_rbest"].detail
+    assert got["dplis.table11.cifar10_cnn_tanh.eps1_99.acc_r10"].detail is None
+    # The other columns of Table 11 are not run (GPU profile), with a reason.
+    assert "GPU profile" in dplis.NOT_RUN["dplis.table11.cifar10_cnn_tanh.eps5_01.acc_no"]
 
 
 def test_measure_returns_only_registered_claims_once():

@@ -274,28 +274,47 @@ def _table4_claims() -> list[Measurement]:
 # --------------------------------------------------------------------------------------
 # Run configs.
 #
-# Profile "paper": Table 2's rows (MLP and CNN; MNIST, CIFAR-10) at the eps = 1.99 column, for the three
-# arms No smoothing (method dpsgd), R = 10 and R = R_best (Table 6), K = 10 (Sec. 5.1). Every
-# setting is the paper's (Table 1: L, eta/L as the lr of plain SGD on the noisy sum, sigma, C;
-# Poisson sampling, N // L steps per epoch); the run stops at the epoch where eps reaches the
-# column (26 on MNIST, 21 on CIFAR-10, computed above). With a constant learning rate and
-# evaluation after every epoch, those epochs ARE the first epochs of the paper's run to
-# eps = 10, so the last epoch's test accuracy is the column's cell. The draws are combined by
-# SUM over the K draws, as the authors' code that produced the tables (Alg. 2 / Eq. 6 write a
-# mean; the chapter says so). One seed (0): the paper's tables are single runs, and the three
-# arms share it, hence the same batches and DP-noise stream (paired "gain" claims).
+# Profile "paper": the eps = 1.99 column of Table 2's rows (MLP and CNN; MNIST, CIFAR-10) and of
+# Table 11's row (the CIFAR-10 CNN with tanh, Sec. 5.6), for the three arms No smoothing (method
+# dpsgd), R = 10 and R = R_best (Tables 6 and 11), K = 10 (Sec. 5.1). Every setting is the
+# paper's (Table 1: L, eta/L as the lr of plain SGD on the noisy sum, sigma, C; Poisson
+# sampling, N // L steps per epoch); the run stops at the epoch where eps reaches the column (26
+# on MNIST, 21 on CIFAR-10, computed above). With a constant learning rate and evaluation after
+# every epoch, those epochs ARE the first epochs of the paper's run to eps = 10, so the last
+# epoch's test accuracy is the column's cell. The draws are combined by SUM over the K draws, as
+# the authors' code that produced the tables (Alg. 2 / Eq. 6 write a mean; the chapter says so).
+# One seed (0): the paper's tables are single runs, and the arms share it, hence the same
+# batches and DP-noise stream (paired "gain" claims). Where R_best equals R = 10 (Table 11 at
+# eps = 1.99) the R = 10 run answers both arms.
 # Not defined yet (GPU profile): the other three columns (training to eps = 10: 554 / 460
-# epochs), Tables 9-11 and Figures 3, 6, 7.
+# epochs), Tables 9 and 10 and Figures 3, 6, 7.
 # Profile "quick": the same arms for 20 steps on a 2,000-image test subset (never compared
 # with the paper); "smoke": MNIST, two arms, 2 steps of B = 64 on 512 examples.
 
+
+@dataclass(frozen=True)
+class Row:
+    """A row of Table 2 or 11: its data set, model (registry name and kwargs) and the
+    per-example gradient backend of its runs (None: the engine's default, ``func``)."""
+
+    table: str
+    dataset: str
+    model: str
+    model_kwargs: tuple = ()
+    backend: str | None = None
+
+
 ARMS = ("no", "r10", "rbest")
-CNN_ROWS = {"mnist_cnn": ("mnist", "tf-mnist-cnn"), "cifar10_cnn": ("cifar10", "dplis-cifar-cnn")}
-# The MLP rows train with grad_backend "ghost" (per-example norms and clipped sums from layer
-# factors: K = 10 draws cost 13-16x a non-private step instead of about 640x with torch.func);
-# the CNN rows keep the default backend their stored records were made with.
-MLP_ROWS = {"mnist_mlp": ("mnist", "dplis-mlp-mnist"), "cifar10_mlp": ("cifar10", "dplis-mlp-cifar")}
-ROWS = {**CNN_ROWS, **MLP_ROWS}
+# grad_backend "ghost" (per-example norms and clipped sums from layer factors) makes K = 10
+# draws cost 13-17x a non-private step instead of about 640x (MNIST MLP) or 27x (CIFAR-10 CNN)
+# with torch.func; the MNIST CNN row keeps the default backend its stored records were made with.
+ROWS = {
+    "mnist_mlp": Row("table2", "mnist", "dplis-mlp-mnist", backend="ghost"),
+    "mnist_cnn": Row("table2", "mnist", "tf-mnist-cnn"),
+    "cifar10_mlp": Row("table2", "cifar10", "dplis-mlp-cifar", backend="ghost"),
+    "cifar10_cnn": Row("table2", "cifar10", "dplis-cifar-cnn", backend="ghost"),
+    "cifar10_cnn_tanh": Row("table11", "cifar10", "dplis-cifar-cnn", (("activation", "tanh"),), backend="ghost"),
+}
 COMBINE = "sum"  # the authors' code (REFERENCE.md "DPlis"); the paper's Alg. 2 averages
 SCALE = {
     "paper": {"steps": None, "train": None, "test": None, "batch": None},
@@ -305,30 +324,43 @@ SCALE = {
 SMOKE_ROWS, SMOKE_ARMS = ("mnist_cnn",), ("no", "r10")
 
 
+def experiment(row: str, arm: str, column: str = "eps1_99") -> str:
+    """The experiment name of a cell's run, e.g. ``table2.mnist_cnn.eps1_99.r10``."""
+    return f"{ROWS[validate.choice('row', row, ROWS)].table}.{row}.{column}.{arm}"
+
+
 def radius(row: str, arm: str, column: str = "eps1_99") -> float | None:
-    """R of an arm of a Table 2 row (None: no smoothing)."""
+    """R of an arm of a Table 2 or 11 row (None: no smoothing)."""
     validate.choice("arm", arm, ARMS)
+    table = ROWS[validate.choice("row", row, ROWS)].table
     if arm == "no":
         return None
-    return _s("setup.r_default") if arm == "r10" else _s(f"table6.{row}.{column}.r_best")
+    if arm == "r10":
+        return _s("setup.r_default")
+    return _s(f"table6.{row}.{column}.r_best" if table == "table2" else f"{table}.{column}.r_best")
+
+
+def run_arm(row: str, arm: str, column: str = "eps1_99") -> str:
+    """The arm whose run answers ``arm``: ``r10`` for R_best where R_best is 10."""
+    return "r10" if arm == "rbest" and radius(row, arm, column) == radius(row, "r10", column) else arm
 
 
 def _config(profile: str, row: str, arm: str, column: str = "eps1_99") -> dict:
-    dataset, model = ROWS[validate.choice("row", row, ROWS)]
+    r_ = ROWS[validate.choice("row", row, ROWS)]
     scale = SCALE[profile]
-    train = {"epochs": column_epoch(dataset, column) if scale["steps"] is None else 1,
-             "batch_size": scale["batch"] or int(_s(f"table1.{dataset}.batch_size")),
-             "lr": _s(f"table1.{dataset}.lr_over_batch"), "optimizer": "sgd",
-             "clip": _s(f"table1.{dataset}.clip"), "noise_multiplier": _s(f"table1.{dataset}.sigma"),
+    train = {"epochs": column_epoch(r_.dataset, column) if scale["steps"] is None else 1,
+             "batch_size": scale["batch"] or int(_s(f"table1.{r_.dataset}.batch_size")),
+             "lr": _s(f"table1.{r_.dataset}.lr_over_batch"), "optimizer": "sgd",
+             "clip": _s(f"table1.{r_.dataset}.clip"), "noise_multiplier": _s(f"table1.{r_.dataset}.sigma"),
              "sampling": "poisson", "normalize": "none", "lr_schedule": "constant",
              "steps_per_epoch": scale["steps"] or "floor", "delta": DELTA, "seed": 0}
-    if row in MLP_ROWS:
-        train["grad_backend"] = "ghost"
+    if r_.backend is not None:
+        train["grad_backend"] = r_.backend
     r = radius(row, arm, column)
     method = ({"method": "dpsgd"} if r is None else
               {"method": "dplis", "method_config": {"K": int(_s("setup.k_image")), "R": r, "combine": COMBINE}})
-    return {"paper": PAPER, "profile": profile, "experiment": f"table2.{row}.{column}.{arm}", "seed": 0,
-            "model": model, "model_kwargs": {}, "dataset": dataset,
+    return {"paper": PAPER, "profile": profile, "experiment": experiment(row, arm, column), "seed": 0,
+            "model": r_.model, "model_kwargs": dict(r_.model_kwargs), "dataset": r_.dataset,
             "subset": {"train": scale["train"], "test": scale["test"]}, **method, "train": train}
 
 
@@ -336,7 +368,7 @@ def configs(profile: str) -> list[dict]:
     """The run configs of ``profile`` (see the comment above)."""
     validate.choice("profile", profile, PROFILES)
     rows, arms = (SMOKE_ROWS, SMOKE_ARMS) if profile == "smoke" else (tuple(ROWS), ARMS)
-    return [_config(profile, row, arm) for row in rows for arm in arms]
+    return [_config(profile, row, arm) for row in rows for arm in arms if run_arm(row, arm) == arm]
 
 
 # --------------------------------------------------------------------------------------
@@ -396,19 +428,23 @@ def _acc_at(record: dict, epoch: int) -> float | None:
     return None if e is None else 100 * e["test_acc"]
 
 
-def _table2_claims(paper: dict, quick: dict) -> list[Measurement]:
+def _cell_claims(paper: dict, quick: dict) -> list[Measurement]:
+    """The eps = 1.99 cells of Tables 2 and 11: each arm's accuracy and each smoothed arm's
+    gain over No, paired by seed."""
     out = []
-    for row, (dataset, _) in ROWS.items():
+    for row, r_ in ROWS.items():
         column = "eps1_99"
-        epoch = column_epoch(dataset, column)
-        runs = {arm: paper.get(f"table2.{row}.{column}.{arm}", []) for arm in ARMS}
-        qruns = {arm: quick.get(f"table2.{row}.{column}.{arm}", []) for arm in ARMS}
+        epoch = column_epoch(r_.dataset, column)
+        runs = {arm: paper.get(experiment(row, run_arm(row, arm), column), []) for arm in ARMS}
+        qruns = {arm: quick.get(experiment(row, run_arm(row, arm), column), []) for arm in ARMS}
+        shared = {arm: (f"R_best = R = {radius(row, arm, column):g} at this column: the R = 10 run answers it"
+                        if run_arm(row, arm, column) != arm else None) for arm in ARMS}
         for arm in ARMS:
-            cid = f"dplis.table2.{row}.{column}.acc_{arm}"
+            cid = f"dplis.{r_.table}.{row}.{column}.acc_{arm}"
             if runs[arm]:
                 values = [_acc_at(r, epoch) for r in runs[arm]]
                 out.append(measurement.training(cid, values, [r["id"] for r in runs[arm]],
-                                                None if None not in values else f"no record reached epoch {epoch}"))
+                                                f"no record reached epoch {epoch}" if None in values else shared[arm]))
             elif qruns[arm]:
                 acc = 100 * qruns[arm][0]["final"]["test_acc"]
                 out.append(measurement.missing(cid, "paper-profile run not run yet (CPU, tens of minutes)",
@@ -418,7 +454,7 @@ def _table2_claims(paper: dict, quick: dict) -> list[Measurement]:
                 out.append(measurement.missing(cid, "paper-profile run not run yet (CPU, tens of minutes)"))
             if arm == "no":
                 continue
-            gid = f"dplis.table2.{row}.{column}.gain_{arm}"
+            gid = f"dplis.{r_.table}.{row}.{column}.gain_{arm}"
             pairs = [(r, n) for r in runs[arm] for n in runs["no"] if r["spec"]["seed"] == n["spec"]["seed"]]
             if not pairs:
                 out.append(measurement.missing(gid, "paper-profile runs (smoothed and No) not run yet"))
@@ -427,17 +463,18 @@ def _table2_claims(paper: dict, quick: dict) -> list[Measurement]:
                       for r, n in pairs]
             out.append(measurement.gain(gid, values, [r["id"] for r, _ in pairs],
                                         "difference to the No-smoothing run(s) " +
-                                        ", ".join(n["id"] for _, n in pairs)))
+                                        ", ".join(n["id"] for _, n in pairs) +
+                                        (f"; {shared[arm]}" if shared[arm] else "")))
     return out
 
 
 def measure(records: list[dict]) -> list[Measurement]:
     """Our value for every DPlis claim we answer (verdicts: :mod:`dpnotes.report.verdicts`):
-    the eps columns of Tables 2-3 and the counts of Table 4 computed directly; Table 2's
-    eps = 1.99 CNN cells from paper-profile records of the current configs only."""
+    the eps columns of Tables 2-3 and the counts of Table 4 computed directly; the eps = 1.99
+    cells of Tables 2 and 11 from paper-profile records of the current configs only."""
     out = [_eps_column_claim(cid, ds) for cid, ds in eps_columns()]
     out += _table4_claims()
-    return out + _table2_claims(_current(records, "paper"), _current(records, "quick"))
+    return out + _cell_claims(_current(records, "paper"), _current(records, "quick"))
 
 
 # --------------------------------------------------------------------------------------
@@ -488,16 +525,17 @@ def _not_run() -> dict[str, str]:
     for cid, _ in eps_columns():  # computed by measure(), whatever data they tabulate
         reasons.pop(cid, None)
     for claim in claims.load(PAPER):
-        if claim.id in reasons or claim.id.startswith(tuple(f"dplis.table2.{row}.eps1_99" for row in ROWS)):
+        if claim.id in reasons or claim.id.startswith(tuple(f"dplis.{r_.table}.{row}.eps1_99"
+                                                            for row, r_ in ROWS.items())):
             continue
         parts = claim.id.split(".")
-        if parts[1] == "table2" and parts[3] in TABLE2_COLUMNS:
+        if parts[1] in ("table2", "table11") and parts[3] in TABLE2_COLUMNS:
             row, column = parts[2], parts[3]
-            dataset = row.split("_")[0]
+            dataset = ROWS[row].dataset
             eps = column.removeprefix("eps").replace("_", ".")
             gpu = f"the eps = {eps} column is read after {column_epoch(dataset, column)} epochs"
             reasons[claim.id] = f"GPU profile, not defined yet ({gpu})"
-        elif parts[1] in ("table9", "table10", "table11") or claim.id.startswith(("dplis.sec5_4", "dplis.sec5_5",
+        elif parts[1] in ("table9", "table10") or claim.id.startswith(("dplis.sec5_4", "dplis.sec5_5",
                                                                                    "dplis.sec5_6")):
             reasons[claim.id] = "GPU profile, not defined yet (trained models to eps up to 10, several seeds)"
         elif parts[1] in ("sec5_2", "sec5_3", "intro"):
