@@ -2,12 +2,15 @@
 configs, a smoke run end to end, and the measurements' ids."""
 
 import json
+import math
 
 import pytest
 import torch
 
 from dpnotes import claims
+from dpnotes.accounting.registry import price
 from dpnotes.experiments import dpis, resolve
+from dpnotes.methods import dpsgd_decay
 from dpnotes.report import paper_table
 from dpnotes.results import PROFILES, Store
 
@@ -131,7 +134,7 @@ def test_configs_resolve_to_valid_unique_specs(profile):
     for c in configs:
         json.dumps(c)
         assert c["paper"] == "dpis" and c["profile"] == profile
-    assert {c["method"] for c in configs} == {"dpis", "dpsgd"}
+    assert {c["method"] for c in configs} == ({"dpis", "dpsgd"} if profile == "smoke" else {"dpis", "dpsgd", "dpsgd_decay"})
     for c in configs:
         if c["method"] == "dpis":  # the paper's method: Table 2's k (but Table 6's), capped draws charged
             name = dpis.DATASETS[c["dataset"]]
@@ -144,7 +147,7 @@ def test_paper_profile_answers_its_table3_cells_and_says_what_is_missing():
     cells = dpis._table3_cells()
     ablations = {c["experiment"] for c in dpis.ablation_configs()}
     experiments = {c["experiment"]: c for c in dpis.configs("paper") if c["experiment"] not in ablations}
-    assert set(cells.values()) == set(experiments) and len(cells) == 8
+    assert set(cells.values()) == set(experiments) and len(cells) == 8 + 12
     for cid, experiment in cells.items():
         c = experiments[experiment]
         eps = c["method_config"]["epsilon"] if c["method"] == "dpis" else None
@@ -161,6 +164,38 @@ def test_paper_profile_answers_its_table3_cells_and_says_what_is_missing():
               "epochs": [{"dpis_capped_draws": 2}, {"dpis_capped_draws": 1}]}
     m = {m.claim_id: m for m in dpis.measure([record])}["dpis.table3.fmnist.eps1.dpis"]
     assert m.kind == "training" and m.values == (pytest.approx(86.1),) and "3 capped" in m.detail
+
+
+def test_raw_pixel_baselines_are_papernots_cnn_at_tramer_bonehs_end_to_end_settings():
+    raw = {c["experiment"]: c for c in dpis.raw_configs("paper")}
+    assert len(raw) == 12  # 3 baselines x (MNIST eps 1, 3; Fashion-MNIST eps 1, 4)
+    for experiment, c in raw.items():
+        name, eps_key, tag = experiment.split(".")
+        eps = float(eps_key[3:])
+        data = {v: k for k, v in dpis.DATASETS.items()}[name]
+        t = c["train"]
+        assert c["model"] == "tf-mnist-cnn" and c["model_kwargs"] == {"activation": "tanh" if tag == "dpsgd_ts" else "relu"}
+        assert c["method"] == ("dpsgd_decay" if tag == "dpsgd_decay" else "dpsgd")
+        assert (t["batch_size"], t["lr"]) == (dpis.TB_END_TO_END[data]["batch_size"], dpis.TB_END_TO_END[data]["lr"])
+        assert t["clip"] == dpis.TB_CLIP and t["optimizer"] == "momentum" and t["epochs"] == dpis.PAPER_EPOCHS[eps]
+        n = claims.setting(f"dpis.data.{name}.n_train")
+        q, per_epoch = t["batch_size"] / n, round(n / t["batch_size"])
+        rate = c["method_config"].get("decay_rate", 0.0)
+
+        def eps_at(sigma):
+            led = dpsgd_decay.ledger(sigma, rate, q, per_epoch, t["epochs"])
+            return price(led, t["delta"], "dpis")["dpis"]["epsilon"]
+
+        # sigma (sigma_0 for Decay) meets the cell's eps and is the smallest such 4-digit value
+        sigma = t["noise_multiplier"]
+        assert eps_at(sigma) <= eps < eps_at(sigma - 10.0 ** (math.floor(math.log10(sigma)) - 3))
+    assert raw["mnist.eps1.dpsgd_decay"]["method_config"] == {"decay_rate": dpis.DECAY_RATE}
+    # A record of a raw baseline answers its Table 3 cell, with the settings that are ours.
+    spec = resolve(raw["mnist.eps3.dpsgd_ts"])
+    record = {"id": spec.id, "spec": spec.to_dict(), "final": {"test_acc": 0.975}, "epochs": [{}]}
+    m = {m.claim_id: m for m in dpis.measure([record])}["dpis.table3.mnist.eps3.dpsgd_ts"]
+    assert m.kind == "training" and m.values == (pytest.approx(97.5),) and "end-to-end" in m.detail
+    assert "CPU part's budgets" in dpis.NOT_RUN["dpis.table3.mnist.eps2.dpsgd"]
 
 
 def test_smoke_configs_use_the_papers_settings():

@@ -16,8 +16,9 @@ from scipy import optimize
 from dpnotes import validate
 from dpnotes.accounting.accountants import CONVERSION, DEFAULT_ORDERS, accountant_names, epsilon
 from dpnotes.accounting.gdp import epsilon_from_mu, mu_from_epsilon, mu_poisson
-from dpnotes.accounting.registry import accountant as registered
+from dpnotes.accounting.registry import accountant as registered, price
 from dpnotes.accounting.rdp import _epsilons, resolve_orders, subsampled_gaussian_rdp, rdp_to_epsilon
+from dpnotes.ledger import Ledger
 
 _EPS_CAP = 1e6  # eps values above this (including inf) count as "far above any target"
 
@@ -138,6 +139,33 @@ def _on_grid(sigma: float, eps_of: Callable[[float], float], target: float, digi
     while eps_of(value(k)) > target:
         k += 1
     return value(k)
+
+
+def ledger_scale(
+    ledger_of: Callable[[float], Ledger],
+    target_epsilon: float,
+    delta: float,
+    *,
+    accountant: str = "rdp",
+    tol: float = 1e-6,
+    digits: int | None = None,
+) -> float:
+    """The smallest noise scale s with eps(``ledger_of(s)``) <= target under ``accountant``.
+
+    For a run whose noise multipliers follow a schedule scaled by one number (DP-SGD-Decay:
+    sigma_e = s exp(-k e)): ``ledger_of(s)`` is the ledger of the whole run, and eps decreases
+    in s. ``digits`` as in :func:`noise_multiplier`.
+    """
+    accountant = _one(accountant)
+    target = validate.positive("target_epsilon", target_epsilon)
+    delta = validate.probability("delta", delta, high_open=True)
+    tol = validate.positive("tol", tol)
+    key = registered(accountant).epsilon_key
+    eps_of = lambda s: price(ledger_of(s), delta, accountant)[accountant][key]  # noqa: E731
+    sigma = _solve_log_sigma(eps_of, target, tol)
+    while eps_of(sigma) > target:  # the root finder may stop just below the root
+        sigma *= 1 + tol
+    return sigma if digits is None else _on_grid(sigma, eps_of, target, validate.integer("digits", digits, minimum=1))
 
 
 def max_steps(

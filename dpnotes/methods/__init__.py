@@ -28,7 +28,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-METHODS = ("dpsgd", "dplis", "dpis", "sadpsgd", "labeldp")
+METHODS = ("dpsgd", "dpsgd_decay", "dplis", "dpis", "sadpsgd", "labeldp")
 
 
 def module(name: str) -> ModuleType:
