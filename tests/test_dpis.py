@@ -375,3 +375,38 @@ def test_gains_pair_dpis_and_dpsgd_hf_by_seed():
     assert row["per_seed"] == pytest.approx([0.5, -0.2]) and row["ours_gain"] == pytest.approx(0.15)
     assert row["seeds"] == 2 and row["ours_sd"] == pytest.approx(0.245 ** 0.5)
     assert dpis.gains(records[:1]) == []
+
+
+def test_section5_4_sentences_pair_every_method_of_each_cell_by_seed():
+    cells = sorted(set(dpis._table3_cells().values()))
+    acc = {"dpis": 0.90, "dpsgd_hf": 0.89, "dpsgd": 0.85, "dpsgd_ts": 0.87, "dpsgd_decay": 0.86}
+    records = [_record(e, acc[e.rsplit(".", 1)[1]]) for e in cells]
+    m = {m.claim_id: m for m in dpis.measure(records[:-1])}
+    assert m["dpis.sec5_4.dpis_best_everywhere"].kind == "missing"  # one run short
+    m = {m.claim_id: m for m in dpis.measure(records)}
+    best, decay = m["dpis.sec5_4.dpis_best_everywhere"], m["dpis.sec5_4.decay_not_better"]
+    assert best.values == (True,) and best.seeds == 1 and "+1.00" in best.detail
+    assert decay.values == (True,)  # Decay (86) below TS (87) in every cell
+    # DPIS below DP-SGD-HF in one cell: not best everywhere; Decay above both everywhere: "not better" fails
+    worse = [_record(e, 0.895 if e == "mnist.eps3.dpsgd_hf" else (0.88 if e.endswith("decay") else acc[e.rsplit(".", 1)[1]]))
+             for e in cells]
+    m = {m.claim_id: m for m in dpis.measure(worse)}
+    assert m["dpis.sec5_4.dpis_best_everywhere"].values == (True,)
+    worse = [_record(e, 0.91 if e == "mnist.eps3.dpsgd_hf" else (0.88 if e.endswith("decay") else acc[e.rsplit(".", 1)[1]]))
+             for e in cells]
+    m = {m.claim_id: m for m in dpis.measure(worse)}
+    assert m["dpis.sec5_4.dpis_best_everywhere"].values == (False,)
+    assert m["dpis.sec5_4.decay_not_better"].values == (False,)
+    # A second DPIS seed without its baselines is left out of the paired means.
+    extra = records + [_record("mnist.eps1.dpis", 0.50, seed=1)]
+    assert dpis.table3_methods(dpis_current(extra))["mnist.eps1"]["dpis"] == pytest.approx(90.0)
+    gaps = {r["cell"]: r for r in dpis.raw_gaps(records)}
+    assert gaps["fmnist.eps4"]["ours: DPIS - DP-SGD"] == pytest.approx(5.0)
+    assert gaps["fmnist.eps4"]["ours: features share"] == pytest.approx(0.8)
+    p = {m: claims.get(f"dpis.table3.fmnist.eps4.{m}").number for m in ("dpis", "dpsgd_hf", "dpsgd")}
+    assert gaps["fmnist.eps4"]["paper: HF - DP-SGD"] == pytest.approx(p["dpsgd_hf"] - p["dpsgd"])
+
+
+def dpis_current(records):
+    from dpnotes.experiments import current
+    return current(records, dpis.configs("paper"))

@@ -601,6 +601,57 @@ def _section5_5(paper: dict) -> list[Measurement]:
     return out
 
 
+_COMPETITORS = ("dpsgd_hf", *RAW_METHODS)
+_RAW_RUN = ("paper-profile run missing (the raw-pixel baselines at the CPU part's budgets, seed 0, 3-10 CPU-min "
+            "each; `dpnotes run dpis --profile paper --only '*.dpsgd*'`)")
+
+
+def table3_methods(paper: dict) -> dict[str, dict[str, float]] | None:
+    """``cell -> {method tag: mean test accuracy (%)}`` over every Table 3 cell we run (DPIS,
+    DP-SGD-HF and the raw-pixel baselines), each mean over the seeds that every method of the
+    cell has (paired); None while any cell lacks a run of some method."""
+    by_cell: dict[str, dict[str, list[dict]]] = {}
+    for experiment in _table3_cells().values():
+        cell, tag = experiment.rsplit(".", 1)
+        by_cell.setdefault(cell, {})[tag] = paper.get(experiment, [])
+    out = {}
+    for cell, tags in by_cell.items():
+        seeds = set.intersection(*({r["spec"]["seed"] for r in runs} for runs in tags.values()))
+        if not seeds:
+            return None
+        out[cell] = {t: _mean_acc([r for r in runs if r["spec"]["seed"] in seeds]) for t, runs in tags.items()}
+    return out
+
+
+def _section5_4(paper: dict) -> list[Measurement]:
+    """Section 5.4's sentences on the Table 3 cells we run (MNIST eps 1, 3; Fashion-MNIST eps 1, 4)."""
+    acc = table3_methods(paper)
+    if acc is None:
+        return [measurement.missing(c, _RAW_RUN) for c in ("dpis.sec5_4.dpis_best_everywhere",
+                                                           "dpis.sec5_4.decay_not_better")]
+    runs = [r for e in _table3_cells().values() for r in paper[e]]
+    ids = [r["id"] for r in runs]
+    seeds = min(len({r["spec"]["seed"] for r in paper[e]}) for e in _table3_cells().values())
+    margin = {c: {m: a["dpis"] - a[m] for m in _COMPETITORS} for c, a in acc.items()}
+    best = measurement.statement(
+        "dpis.sec5_4.dpis_best_everywhere", all(v > 0 for m in margin.values() for v in m.values()),
+        "; ".join(f"{c}: DPIS {acc[c]['dpis']:.2f}%, " + ", ".join(f"- {m} {v:+.2f}" for m, v in ms.items())
+                  for c, ms in margin.items()),
+        "DPIS's test accuracy above each competitor's (DP-SGD-HF, DP-SGD, DP-SGD-TS, DP-SGD-Decay) in every Table 3 "
+        f"cell we run (MNIST eps 1, 3; Fashion-MNIST eps 1, 4), {_SCOPE}; the raw-pixel baselines' b, lr, C and E "
+        "are ours (Tramer & Boneh's end-to-end CNN)", ids, seeds)
+    over = {c: a["dpsgd_decay"] - max(a["dpsgd"], a["dpsgd_ts"]) for c, a in acc.items()}
+    decay = measurement.statement(
+        "dpis.sec5_4.decay_not_better", any(v <= 0 for v in over.values()),
+        "; ".join(f"{c}: DP-SGD-Decay {acc[c]['dpsgd_decay']:.2f}% vs the better of DP-SGD {acc[c]['dpsgd']:.2f}% "
+                  f"and DP-SGD-TS {acc[c]['dpsgd_ts']:.2f}% ({v:+.2f})" for c, v in over.items()),
+        "DP-SGD-Decay not above the better of DP-SGD and DP-SGD-TS in at least one Table 3 cell we run "
+        f"(\"does not ensure higher utility\"), {_SCOPE}; decay rate {DECAY_RATE:g} per epoch (ours, within "
+        "the printed [0.001, 0.01])", [r["id"] for e, rs in paper.items() if e.rsplit(".", 1)[1] in RAW_METHODS
+                                       and e in _table3_cells().values() for r in rs], seeds)
+    return [best, decay]
+
+
 def gains(records: list[dict]) -> list[dict]:
     """DPIS - DP-SGD-HF per Table 3 budget we run: the paper's (its two printed cells) and ours,
     paired by seed over the seeds both methods have (rows only where both have a record)."""
@@ -680,6 +731,27 @@ def features_share() -> list[dict]:
     return out
 
 
+def raw_gaps(records: list[dict]) -> list[dict]:
+    """Per Table 3 cell we run: DPIS's and DP-SGD-HF's accuracy above raw-pixel DP-SGD's, the
+    paper's (printed cells) and ours (mean over seeds), and the share of DPIS's gap that the
+    features alone (DP-SGD-HF) give in each."""
+    from dpnotes.experiments import current
+
+    acc = table3_methods(current(records, configs("paper")))
+    out = []
+    for cell, ours in (acc or {}).items():
+        name, eps = cell.split(".")
+        paper = {m: claims.get(f"dpis.table3.{name}.{_eps_key(float(eps[3:]))}.{m}").number
+                 for m in ("dpis", "dpsgd_hf", "dpsgd")}
+        row = {"cell": cell}
+        for who, a in (("paper", paper), ("ours", ours)):
+            row[f"{who}: DPIS - DP-SGD"] = a["dpis"] - a["dpsgd"]
+            row[f"{who}: HF - DP-SGD"] = a["dpsgd_hf"] - a["dpsgd"]
+            row[f"{who}: features share"] = (a["dpsgd_hf"] - a["dpsgd"]) / (a["dpis"] - a["dpsgd"])
+        out.append(row)
+    return out
+
+
 def ac_release_rdp(records: list[dict]) -> list[dict]:
     """Per stored DPIS+AC run of the paper profile: the RDP its E - 1 releases of K~*_e add at the
     order that sets the run's eps, under two of the paper's readings of K~*_e: the sum over all N
@@ -753,7 +825,7 @@ def measure(records: list[dict]) -> list[Measurement]:
     from dpnotes.experiments import current
 
     paper = current(records, configs("paper"))
-    return (_accounting_claims() + _training_claims(records) + _section5_5(paper)
+    return (_accounting_claims() + _training_claims(records) + _section5_5(paper) + _section5_4(paper)
             + _sigma_claims(paper, records))
 
 
@@ -785,6 +857,7 @@ _TRAINED_SIGMA = "needs the ratios K~/(N~ C) of a DPIS training run (they set si
 
 # Sentences answered by the paper profile's runs (measure(); missing while their runs are).
 _MEASURED = ("dpis.sec4_2.noise_drop.mnist_fmnist", "dpis.sec3_3.fig1.dpis_sigma_decreases",
+             "dpis.sec5_4.dpis_best_everywhere", "dpis.sec5_4.decay_not_better",
              "dpis.sec5_5.k_insensitive", "dpis.sec5_5.a_e_0_8_favorable", "dpis.sec5_5.ac_helps_imdb_only")
 
 
@@ -821,6 +894,9 @@ def _reason(claim_id: str) -> str | None:
         return f"{_EPOCHS}; {_AC}" + extra
     if parts[1] == "table8":
         return "unpublished setting: the best lambda* of each data set (Table 8 prints only the offsets)" + extra
+    if claim_id == "dpis.sec5_4.half_budget":
+        return ("needs the competitors at twice a budget DPIS runs at: the CPU part runs MNIST at eps 1 and 3 and "
+                f"Fashion-MNIST at eps 1 and 4, none at eps 2; IMDb: {_GLOVE}")
     if parts[1] in ("sec5_4", "sec5_5"):
         return f"compares trained models of Tables 3-6: {_EPOCHS}"
     return None
