@@ -2,7 +2,8 @@
 
 An experiments module describes a run by a small config dict (``paper``, ``profile``,
 ``experiment``, ``seed``, ``model``, ``model_kwargs``, ``dataset``, ``subset``, ``method``,
-``method_config``, ``train``). :func:`resolve` fills in every default (the model factory's
+``method_config``, ``train``, and optionally ``analysis``: what is measured on the trained model,
+left out of the spec while empty). :func:`resolve` fills in every default (the model factory's
 keyword defaults, the method config's, every :class:`~dpnotes.train.TrainConfig` field) and
 adds the version of each component whose behaviour affects the numbers: the engine
 (:data:`dpnotes.train.VERSION`), the method (``dpnotes.methods.<m>.VERSION``), the model
@@ -23,6 +24,7 @@ from types import MappingProxyType
 from dpnotes import jsonio
 
 REQUIRED = ("paper", "profile", "experiment", "seed", "method")
+OPTIONAL = ("analysis",)  # RunSpec fields left out of the spec (and its id) while empty
 # TrainConfig fields that say where a run executes, not what it computes.
 PLACEMENT = ("device",)
 
@@ -59,18 +61,22 @@ class RunSpec:
     subset: Mapping
     train: Mapping
     components: Mapping
+    analysis: Mapping = dataclasses.field(default_factory=dict)  # measured on the trained model (empty: nothing)
 
     def __post_init__(self):
         for f in dataclasses.fields(self):
             object.__setattr__(self, f.name, _frozen(getattr(self, f.name)))
 
     def to_dict(self) -> dict:
-        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+        """Every field; ``analysis`` only when it asks for something (so specs without one keep
+        the ids they had before the field existed)."""
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)
+                if f.name not in OPTIONAL or getattr(self, f.name)}
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "RunSpec":
         names = {f.name for f in dataclasses.fields(cls)}
-        if set(d) != names:
+        if not names - set(OPTIONAL) <= set(d) <= names:
             raise ValueError(f"a run spec has exactly the fields {sorted(names)}; "
                              f"missing {sorted(names - set(d))}, unknown {sorted(set(d) - names)}")
         return cls(**d)
@@ -106,7 +112,7 @@ def resolve(config: Mapping, module) -> RunSpec:
     missing = [k for k in REQUIRED if k not in config]
     if missing:
         raise ValueError(f"run config is missing {missing}")
-    known = set(REQUIRED) | {"method_config", "model", "model_kwargs", "dataset", "subset", "train"}
+    known = set(REQUIRED) | {"method_config", "model", "model_kwargs", "dataset", "subset", "train", "analysis"}
     unknown = sorted(set(config) - known)
     if unknown:
         raise ValueError(f"run config has unknown keys {unknown}; allowed: {sorted(known)}")
@@ -132,4 +138,5 @@ def resolve(config: Mapping, module) -> RunSpec:
     return RunSpec(paper=config["paper"], profile=config["profile"], experiment=config["experiment"],
                    seed=config["seed"], method=method, method_config=method_config, model=model,
                    model_kwargs=model_kwargs, dataset=config.get("dataset"),
-                   subset=dict(config.get("subset") or {}), train=trained, components=components)
+                   subset=dict(config.get("subset") or {}), train=trained, components=components,
+                   analysis=dict(config.get("analysis") or {}))

@@ -138,7 +138,7 @@ def test_paper_configs_are_the_eps1_99_cells_of_tables_2_and_11():
     # Table 11's R_best is R = 10 at eps = 1.99: its R = 10 run answers both arms (no second run).
     assert "table11.cifar10_cnn_tanh.eps1_99.rbest" not in by_exp
     assert dplis.run_arm("cifar10_cnn_tanh", "rbest") == "r10" and dplis.run_arm("cifar10_cnn", "rbest") == "rbest"
-    assert len(by_exp) == 3 * len(dplis.ROWS) - 1
+    assert len(by_exp) == 3 * len(dplis.ROWS) - 1 + len(dplis.TABLE9_ROWS) * len(dplis.TABLE9_ARMS)
     assert by_exp["table11.cifar10_cnn_tanh.eps1_99.no"]["model_kwargs"] == {"activation": "tanh"}
     assert by_exp["table2.cifar10_cnn.eps1_99.no"]["model_kwargs"] == {}
     for row, r_ in dplis.ROWS.items():
@@ -283,3 +283,61 @@ def test_toy_refuses_bad_cells_by_name(cell, name):
 
     with pytest.raises(ValueError, match=name):
         toy.dpsgd_many([cell], runs=2, steps=1)
+
+
+# --------------------------------------------------------------------------------------
+# Table 9 and Figure 6: the landscape of the eps-1.99 models.
+
+def test_table9_runs_are_the_table2_cells_plus_the_analysis():
+    cs = {c["experiment"]: c for c in dplis.configs("paper")}
+    for row in dplis.TABLE9_ROWS:
+        for arm in dplis.TABLE9_ARMS:
+            t9, t2 = cs[f"table9.{row}.eps1_99.{arm}"], cs[f"table2.{row}.eps1_99.{arm}"]
+            assert {k: v for k, v in t9.items() if k not in ("experiment", "analysis")} == \
+                {k: v for k, v in t2.items() if k != "experiment"}
+            assert t9["analysis"]["sharpness"]["box"] == claims.setting("dplis.sec5_4.sharpness_epsilon")
+            assert t9["analysis"]["slice"]["alpha_max"] == claims.setting("dplis.sec5_4.visualization_alpha_max")
+    # Specs without an analysis keep their ids: the field is left out while empty.
+    spec = resolve(cs["table2.mnist_cnn.eps1_99.no"])
+    assert "analysis" not in spec.to_dict() and type(spec).from_dict(spec.to_dict()).id == spec.id
+    t9 = resolve(cs["table9.mnist_cnn.eps1_99.no"])
+    assert "analysis" in t9.to_dict() and type(t9).from_dict(t9.to_dict()).id == t9.id != spec.id
+
+
+def _t9_record(row, arm, sharp, losses):
+    cs = {c["experiment"]: c for c in dplis.configs("paper")}
+    spec = resolve(cs[f"table9.{row}.eps1_99.{arm}"])
+    alpha = [-0.8, -0.4, 0.0, 0.4, 0.8]
+    analysis = {"sharpness": {"sharpness": sharp, "maxiter": 10, "evaluations": 12, "examples": 10000,
+                              "loss": 0.3, "max_loss": 0.4},
+                "slice": {"alpha": alpha, "loss": losses, "accuracy": [0.9] * 5}}
+    return {"id": spec.id, "spec": spec.to_dict(), "epochs": [{"epoch": 1, "test_acc": 0.9}],
+            "final": {"test_acc": 0.9, "analysis": analysis}}
+
+
+def test_table9_measures_sharpness_and_section5_4_sentences():
+    flat, sharp = [0.5, 0.4, 0.3, 0.4, 0.5], [2.0, 1.0, 0.3, 1.0, 2.0]
+    records = [_t9_record(row, "no", 10.0, sharp) for row in dplis.TABLE9_ROWS]
+    records += [_t9_record(row, "r10", 5.0, flat) for row in dplis.TABLE9_ROWS]
+    got = {m.claim_id: m for m in dplis.measure(records[:-1])}
+    assert got["dplis.table9.mnist_mlp.sharpness_no"].values == (10.0,)
+    assert "ours" in got["dplis.table9.mnist_mlp.sharpness_no"].detail
+    assert got["dplis.sec5_4.sharpness_smaller"].kind == "missing"  # one model short
+    got = {m.claim_id: m for m in dplis.measure(records)}
+    assert got["dplis.sec5_4.sharpness_smaller"].values == (True,)
+    assert got["dplis.sec5_4.flatter_visualization"].values == (True,)
+    records[-1] = _t9_record("cifar10_cnn", "r10", 11.0, sharp)  # one row sharper with smoothing
+    got = {m.claim_id: m for m in dplis.measure(records)}
+    assert got["dplis.sec5_4.sharpness_smaller"].values == (False,)
+    assert got["dplis.sec5_4.flatter_visualization"].values == (True,)  # 3 of 4 rows still flatter
+
+
+def test_landscape_of_a_trained_model_end_to_end():
+    cs = {c["experiment"]: c for c in dplis.configs("smoke")}
+    config = dict(cs["table2.mnist_cnn.eps1_99.no"], experiment="table9.smoke",
+                  analysis={"sharpness": {"box": 0.0045, "maxiter": 1, "examples": 32, "split": "train"},
+                            "slice": {"alpha_max": 0.8, "points": 3, "seed": 0, "split": "test"}})
+    out = dplis.execute(resolve(config), progress=False)
+    a = out["final"]["analysis"]
+    assert a["sharpness"]["sharpness"] >= 0 and a["sharpness"]["examples"] == 32
+    assert a["slice"]["alpha"] == pytest.approx([-0.8, 0.0, 0.8]) and len(a["slice"]["loss"]) == 3

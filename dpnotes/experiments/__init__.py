@@ -59,10 +59,11 @@ def current(records: list[dict], configs: list[dict]) -> dict[str, list[dict]]:
 
 
 def train_spec(spec: spec.RunSpec, train_data, test_data, *, device: str, progress: bool, checkpoint,
-               extra_plugins: tuple = (), validation_data=None) -> dict:
+               extra_plugins: tuple = (), validation_data=None, analyse=None) -> dict:
     """Train the model of a resolved spec with its method's hooks (plus ``extra_plugins``, e.g.
     an extra metric) on the given data (``validation_data``: held-out examples an accept rule
-    may read); the seed fixes the model's initialisation."""
+    may read); the seed fixes the model's initialisation. ``analyse(model)``, if given, measures
+    the trained model (the spec's ``analysis``); its dict goes to ``final["analysis"]``."""
     import torch
 
     from dpnotes import methods, models
@@ -76,7 +77,11 @@ def train_spec(spec: spec.RunSpec, train_data, test_data, *, device: str, progre
     if hasattr(method, "run"):  # a method that trains in several calls of the loop (LP-MST)
         if validation_data is not None:
             raise ValueError(f"method {spec.method!r} trains in several calls of the loop and takes no validation_data")
-        return method.run(model, train_data, test_data, train_config, config, plugins=tuple(extra_plugins),
-                          progress=progress, checkpoint=checkpoint)
-    return train(model, train_data, test_data, train_config, plugins=method.hooks(config) + tuple(extra_plugins),
-                 progress=progress, checkpoint=checkpoint, validation_data=validation_data)
+        out = method.run(model, train_data, test_data, train_config, config, plugins=tuple(extra_plugins),
+                         progress=progress, checkpoint=checkpoint)
+    else:
+        out = train(model, train_data, test_data, train_config, plugins=method.hooks(config) + tuple(extra_plugins),
+                    progress=progress, checkpoint=checkpoint, validation_data=validation_data)
+    if analyse is not None:
+        out["final"]["analysis"] = analyse(model)
+    return out

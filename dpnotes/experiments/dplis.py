@@ -364,11 +364,41 @@ def _config(profile: str, row: str, arm: str, column: str = "eps1_99") -> dict:
             "subset": {"train": scale["train"], "test": scale["test"]}, **method, "train": train}
 
 
+# Table 9 and Figure 6 (Sec. 5.4): the landscape around models trained as Table 2's eps = 1.99
+# cells of the four Table 2 rows, No and R = 10. The paper does not say which checkpoint it
+# measures (nor on which data); ours are the eps = 1.99 models, retrained (same spec as the
+# Table 2 cell plus the analysis, so the same weights on the same device and threads).
+# Sharpness: Keskar et al.'s (C_eps; I) with Sec. 5.4's eps, L-BFGS-B from y = 0 capped at
+# SHARPNESS_MAXITER iterations, on a fixed SHARPNESS_EXAMPLES training examples (ours: cost).
+# Figure 6: test loss and accuracy on theta + alpha d, d filter-normalised (seed 0), alpha on
+# SLICE_POINTS points of Sec. 5.4's [-0.8, 0.8], on the full test set.
+TABLE9_ROWS = ("mnist_mlp", "mnist_cnn", "cifar10_mlp", "cifar10_cnn")
+TABLE9_ARMS = ("no", "r10")
+SHARPNESS_MAXITER = 10
+SHARPNESS_EXAMPLES = 10_000
+SLICE_POINTS = 17
+
+
+def _table9_config(row: str, arm: str) -> dict:
+    config = _config("paper", row, arm)
+    config["experiment"] = f"table9.{row}.eps1_99.{arm}"
+    config["analysis"] = {
+        "sharpness": {"box": _s("sec5_4.sharpness_epsilon"), "maxiter": SHARPNESS_MAXITER,
+                      "examples": SHARPNESS_EXAMPLES, "split": "train"},
+        "slice": {"alpha_max": _s("sec5_4.visualization_alpha_max"), "points": SLICE_POINTS, "seed": 0,
+                  "split": "test"}}
+    return config
+
+
 def configs(profile: str) -> list[dict]:
-    """The run configs of ``profile`` (see the comment above)."""
+    """The run configs of ``profile`` (see the comment above); the paper profile ends with
+    Table 9's runs."""
     validate.choice("profile", profile, PROFILES)
     rows, arms = (SMOKE_ROWS, SMOKE_ARMS) if profile == "smoke" else (tuple(ROWS), ARMS)
-    return [_config(profile, row, arm) for row in rows for arm in arms if run_arm(row, arm) == arm]
+    out = [_config(profile, row, arm) for row in rows for arm in arms if run_arm(row, arm) == arm]
+    if profile == "paper":
+        out += [_table9_config(row, arm) for row in TABLE9_ROWS for arm in TABLE9_ARMS]
+    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -409,7 +439,31 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
     from dpnotes.experiments import train_spec
 
     train_data, test_data = load(spec.dataset, spec.subset)
-    return train_spec(spec, train_data, test_data, device=device, progress=progress, checkpoint=checkpoint)
+    analyse = None
+    if spec.analysis:
+        def analyse(model):
+            return landscape_of(model, spec.analysis, train_data, test_data, device)
+    return train_spec(spec, train_data, test_data, device=device, progress=progress, checkpoint=checkpoint,
+                      analyse=analyse)
+
+
+def landscape_of(model, analysis, train_data, test_data, device: str = "cpu") -> dict:
+    """Table 9's sharpness and Figure 6's slice of a trained ``model`` as ``analysis`` asks."""
+    from dpnotes.experiments.gdp_data import fixed_subset
+    from dpnotes.train import landscape
+
+    data = {"train": train_data, "test": test_data}
+    out = {}
+    if "sharpness" in analysis:
+        a = analysis["sharpness"]
+        x, y = fixed_subset(data[a["split"]], a["examples"])
+        out["sharpness"] = landscape.sharpness(model, (x.to(device), y.to(device)), a["box"], maxiter=a["maxiter"])
+    if "slice" in analysis:
+        a = analysis["slice"]
+        x, y = data[a["split"]]
+        alphas = np.linspace(-a["alpha_max"], a["alpha_max"], a["points"]).tolist()
+        out["slice"] = landscape.loss_slice(model, (x.to(device), y.to(device)), alphas, seed=a["seed"])
+    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -468,13 +522,67 @@ def _cell_claims(paper: dict, quick: dict) -> list[Measurement]:
     return out
 
 
+_TABLE9_RUN = ("paper-profile run not run yet (Table 9's models: a Table 2 eps-1.99 run plus the analysis, "
+               "1-70 CPU-min each; `dpnotes run dplis --profile paper --only 'table9.*'`)")
+
+
+def _slice_rise(record: dict) -> float:
+    """Mean test-loss increase over Figure 6's slice (alpha != 0) above the loss at theta."""
+    sl = record["final"]["analysis"]["slice"]
+    base = sl["loss"][sl["alpha"].index(min(sl["alpha"], key=abs))]
+    return float(np.mean([v - base for a, v in zip(sl["alpha"], sl["loss"]) if a != 0]))
+
+
+def _table9_claims(paper: dict) -> list[Measurement]:
+    """Table 9's sharpness of each model, and Section 5.4's two sentences on all four rows."""
+    out, runs = [], {}
+    for row in TABLE9_ROWS:
+        for arm in TABLE9_ARMS:
+            cid = f"dplis.table9.{row}.sharpness_{arm}"
+            rs = paper.get(f"table9.{row}.eps1_99.{arm}", [])
+            runs[row, arm] = rs
+            if not rs:
+                out.append(measurement.missing(cid, _TABLE9_RUN))
+                continue
+            sh = [r["final"]["analysis"]["sharpness"] for r in rs]
+            out.append(measurement.training(
+                cid, [v["sharpness"] for v in sh], [r["id"] for r in rs],
+                f"the eps-1.99 model ({len(rs[0]['epochs'])} epochs; the paper does not say which checkpoint Table 9 "
+                f"measures); L-BFGS-B, at most {sh[0]['maxiter']} iterations ({sh[0]['evaluations']} loss "
+                f"evaluations), on {sh[0]['examples']:,} fixed training examples (ours); loss {sh[0]['loss']:.4f} -> "
+                f"{sh[0]['max_loss']:.4f}"))
+    ids = [r["id"] for rs in runs.values() for r in rs]
+    if not all(runs.values()):
+        return out + [measurement.missing(c, _TABLE9_RUN) for c in ("dplis.sec5_4.sharpness_smaller",
+                                                                    "dplis.sec5_4.flatter_visualization")]
+    sharp = {k: float(np.mean([r["final"]["analysis"]["sharpness"]["sharpness"] for r in rs])) for k, rs in runs.items()}
+    out.append(measurement.statement(
+        "dplis.sec5_4.sharpness_smaller", all(sharp[row, "r10"] < sharp[row, "no"] for row in TABLE9_ROWS),
+        "; ".join(f"{row}: No {sharp[row, 'no']:.4g}, R = 10 {sharp[row, 'r10']:.4g}" for row in TABLE9_ROWS),
+        "sharpness with R = 10 below No's in every row of Table 9 (the eps-1.99 models; paper: 'always smaller')",
+        ids, min(len(rs) for rs in runs.values())))
+    rise = {k: float(np.mean([_slice_rise(r) for r in rs])) for k, rs in runs.items()}
+    flatter = sum(rise[row, "r10"] < rise[row, "no"] for row in TABLE9_ROWS)
+    out.append(measurement.statement(
+        "dplis.sec5_4.flatter_visualization", 2 * flatter > len(TABLE9_ROWS),
+        f"R = 10 flatter in {flatter} of {len(TABLE9_ROWS)} rows; " + "; ".join(
+            f"{row}: mean test-loss rise over the slice No {rise[row, 'no']:.3f}, R = 10 {rise[row, 'r10']:.3f}"
+            for row in TABLE9_ROWS),
+        "mean test-loss rise over Figure 6's filter-normalised slice (alpha in [-0.8, 0.8], one direction) smaller "
+        "with R = 10 than with No in most of Table 9's rows (the paper: 'tends to be flatter', three settings shown)",
+        ids, min(len(rs) for rs in runs.values())))
+    return out
+
+
 def measure(records: list[dict]) -> list[Measurement]:
     """Our value for every DPlis claim we answer (verdicts: :mod:`dpnotes.report.verdicts`):
     the eps columns of Tables 2-3 and the counts of Table 4 computed directly; the eps = 1.99
-    cells of Tables 2 and 11 from paper-profile records of the current configs only."""
+    cells of Tables 2 and 11, Table 9's sharpness and Sec. 5.4's sentences on it from
+    paper-profile records of the current configs only."""
     out = [_eps_column_claim(cid, ds) for cid, ds in eps_columns()]
     out += _table4_claims()
-    return out + _cell_claims(_current(records, "paper"), _current(records, "quick"))
+    paper = _current(records, "paper")
+    return out + _cell_claims(paper, _current(records, "quick")) + _table9_claims(paper)
 
 
 # --------------------------------------------------------------------------------------
@@ -535,8 +643,9 @@ def _not_run() -> dict[str, str]:
             eps = column.removeprefix("eps").replace("_", ".")
             gpu = f"the eps = {eps} column is read after {column_epoch(dataset, column)} epochs"
             reasons[claim.id] = f"GPU profile, not defined yet ({gpu})"
-        elif parts[1] in ("table9", "table10") or claim.id.startswith(("dplis.sec5_4", "dplis.sec5_5",
-                                                                                   "dplis.sec5_6")):
+        elif parts[1] == "table9" or claim.id in ("dplis.sec5_4.sharpness_smaller", "dplis.sec5_4.flatter_visualization"):
+            continue  # measured (missing while Table 9's runs are)
+        elif parts[1] == "table10" or claim.id.startswith(("dplis.sec5_4", "dplis.sec5_5", "dplis.sec5_6")):
             reasons[claim.id] = "GPU profile, not defined yet (trained models to eps up to 10, several seeds)"
         elif parts[1] in ("sec5_2", "sec5_3", "intro"):
             reasons[claim.id] = "needs every cell of the tables it summarises (GPU profile, not defined yet)"
