@@ -146,7 +146,8 @@ def test_configs_resolve_to_valid_unique_specs(profile):
 def test_paper_profile_answers_its_table3_cells_and_says_what_is_missing():
     cells = dpis._table3_cells()
     ablations = {c["experiment"] for c in dpis.ablation_configs()}
-    experiments = {c["experiment"]: c for c in dpis.configs("paper") if c["experiment"] not in ablations}
+    experiments = {c["experiment"]: c for c in dpis.configs("paper")
+                   if c["experiment"] not in ablations and not c["experiment"].endswith(dpis.DECAY_PROBE)}
     assert set(cells.values()) == set(experiments) and len(cells) == 8 + 12
     for cid, experiment in cells.items():
         c = experiments[experiment]
@@ -168,14 +169,15 @@ def test_paper_profile_answers_its_table3_cells_and_says_what_is_missing():
 
 def test_raw_pixel_baselines_are_papernots_cnn_at_tramer_bonehs_end_to_end_settings():
     raw = {c["experiment"]: c for c in dpis.raw_configs("paper")}
-    assert len(raw) == 12  # 3 baselines x (MNIST eps 1, 3; Fashion-MNIST eps 1, 4)
+    assert len(raw) == 16  # 3 baselines and the tanh Decay probe x (MNIST eps 1, 3; Fashion-MNIST eps 1, 4)
     for experiment, c in raw.items():
         name, eps_key, tag = experiment.split(".")
         eps = float(eps_key[3:])
         data = {v: k for k, v in dpis.DATASETS.items()}[name]
         t = c["train"]
-        assert c["model"] == "tf-mnist-cnn" and c["model_kwargs"] == {"activation": "tanh" if tag == "dpsgd_ts" else "relu"}
-        assert c["method"] == ("dpsgd_decay" if tag == "dpsgd_decay" else "dpsgd")
+        tanh = tag in ("dpsgd_ts", dpis.DECAY_PROBE)
+        assert c["model"] == "tf-mnist-cnn" and c["model_kwargs"] == {"activation": "tanh" if tanh else "relu"}
+        assert c["method"] == ("dpsgd_decay" if tag.startswith("dpsgd_decay") else "dpsgd")
         assert (t["batch_size"], t["lr"]) == (dpis.TB_END_TO_END[data]["batch_size"], dpis.TB_END_TO_END[data]["lr"])
         assert t["clip"] == dpis.TB_CLIP and t["optimizer"] == "momentum" and t["epochs"] == dpis.PAPER_EPOCHS[eps]
         n = claims.setting(f"dpis.data.{name}.n_train")
@@ -410,3 +412,17 @@ def test_section5_4_sentences_pair_every_method_of_each_cell_by_seed():
 def dpis_current(records):
     from dpnotes.experiments import current
     return current(records, dpis.configs("paper"))
+
+
+def test_decay_activation_compares_the_papers_decay_with_ours_under_both_activations():
+    cells = sorted({c["experiment"] for c in dpis.raw_configs("paper")})
+    acc = {"dpsgd": 0.94, "dpsgd_ts": 0.967, "dpsgd_decay": 0.941, dpis.DECAY_PROBE: 0.968}
+    records = [_record(e, acc[e.split(".", 2)[2]]) for e in cells]
+    assert dpis.decay_activation(records[:-1]) and len(dpis.decay_activation(records[:-1])) == 3
+    rows = {r["cell"]: r for r in dpis.decay_activation(records)}
+    assert len(rows) == 4
+    r = rows["mnist.eps1"]
+    p = {m: claims.get(f"dpis.table3.mnist.eps1.{m}").number for m in ("dpsgd", "dpsgd_ts", "dpsgd_decay")}
+    assert r["paper: Decay - TS"] == pytest.approx(p["dpsgd_decay"] - p["dpsgd_ts"])
+    assert r["ours ReLU: Decay - DP-SGD"] == pytest.approx(0.1) and r["ours tanh: Decay - TS"] == pytest.approx(0.1)
+    assert r["ours ReLU Decay"] == pytest.approx(94.1) and r["ours tanh Decay"] == pytest.approx(96.8)
