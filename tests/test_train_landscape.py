@@ -80,3 +80,16 @@ def test_loss_slice_passes_through_theta_and_restores_it():
     assert out == landscape.loss_slice(model, data, np.linspace(-0.8, 0.8, 5), seed=3)  # the seed fixes d
     with pytest.raises(ValueError, match="alphas"):
         landscape.loss_slice(model, data, [])
+
+
+def test_the_gradient_sign_corner_is_a_lower_bound_of_the_maximum():
+    model, data = _model(), _data()
+    out = landscape.sharpness(model, data, 0.05, maxiter=1)
+    theta = torch.nn.utils.parameters_to_vector(model.parameters()).detach()
+    loss = nn.functional.cross_entropy(model(data[0]), data[1])
+    g = torch.cat([t.reshape(-1) for t in torch.autograd.grad(loss, list(model.parameters()))])
+    corner = theta + 0.05 * (theta.abs() + 1) * torch.sign(g)
+    w, b = corner[:4].reshape(2, 2), corner[4:]
+    want = float(nn.functional.cross_entropy(data[0] @ w.T + b, data[1]))
+    assert out["corner_loss"] == pytest.approx(want, rel=1e-5)
+    assert out["max_loss"] >= out["corner_loss"] and out["sharpness"] >= out["corner_sharpness"] > 0

@@ -550,7 +550,8 @@ def _table9_claims(paper: dict) -> list[Measurement]:
                 f"the eps-1.99 model ({len(rs[0]['epochs'])} epochs; the paper does not say which checkpoint Table 9 "
                 f"measures); L-BFGS-B, at most {sh[0]['maxiter']} iterations ({sh[0]['evaluations']} loss "
                 f"evaluations), on {sh[0]['examples']:,} fixed training examples (ours); loss {sh[0]['loss']:.4f} -> "
-                f"{sh[0]['max_loss']:.4f}"))
+                f"{sh[0]['max_loss']:.4f}" + (f"; the box's gradient-sign corner alone gives {sh[0]['corner_sharpness']:.4g}"
+                                             if "corner_sharpness" in sh[0] else "")))
     ids = [r["id"] for rs in runs.values() for r in rs]
     if not all(runs.values()):
         return out + [measurement.missing(c, _TABLE9_RUN) for c in ("dplis.sec5_4.sharpness_smaller",

@@ -6,7 +6,8 @@ private data beyond evaluating a loss (an analysis of the released model, not a 
 * :func:`sharpness`: (max_{y in C_eps} L(theta + y) - L(theta)) / (1 + L(theta)) x 100 with
   A = I, C_eps = {y : |y_i| <= eps (|theta_i| + 1)} (Keskar et al. 2017, Metric 2.1; DPlis
   Definition 5), the maximum found by L-BFGS-B from y = 0 (Keskar et al.'s solver; the
-  iteration cap is the caller's).
+  iteration cap is the caller's), never below the loss at the box's corner along the signs of
+  the gradient at theta, which is reported too (a lower bound of the maximum with no solver).
 * :func:`loss_slice`: loss and accuracy on theta + alpha d for a Gaussian direction d whose
   every filter (output unit) is rescaled to the norm of the same filter of theta (Li et al.
   2018; DPlis Sec. 5.4), biases and other 1-D parameters left at 0.
@@ -71,7 +72,12 @@ def sharpness(model: nn.Module, data, box: float, *, maxiter: int = 10, batch_si
     model.eval()
     theta = _flat(model)
     radius = box * (np.abs(theta) + 1)
-    base, _, _ = _loss_and_grad(model, data, batch_size, grad=False)
+    base, grad0, _ = _loss_and_grad(model, data, batch_size, grad=True)
+    try:  # a solver-free lower bound of the maximum: the box's corner along the gradient's signs
+        _set(model, theta + radius * np.sign(grad0))
+        corner, _, _ = _loss_and_grad(model, data, batch_size, grad=False)
+    finally:
+        _set(model, theta)
     calls = [0]
 
     def negative(y):
@@ -85,8 +91,9 @@ def sharpness(model: nn.Module, data, box: float, *, maxiter: int = 10, batch_si
                                 bounds=optimize.Bounds(-radius, radius), options={"maxiter": maxiter})
     finally:
         _set(model, theta)
-    worst = max(-float(res.fun), base)
+    worst = max(-float(res.fun), base, corner)
     return {"sharpness": (worst - base) / (1 + base) * 100, "loss": base, "max_loss": worst,
+            "corner_sharpness": (corner - base) / (1 + base) * 100, "corner_loss": corner,
             "evaluations": calls[0], "box": box, "maxiter": maxiter, "examples": len(data[1])}
 
 
