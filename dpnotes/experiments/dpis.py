@@ -636,9 +636,12 @@ def _section5_4(paper: dict) -> list[Measurement]:
     if acc is None:
         return [measurement.missing(c, _RAW_RUN) for c in ("dpis.sec5_4.dpis_best_everywhere",
                                                            "dpis.sec5_4.decay_not_better")]
-    runs = [r for e in _table3_cells().values() for r in paper[e]]
-    ids = [r["id"] for r in runs]
-    seeds = min(len({r["spec"]["seed"] for r in paper[e]}) for e in _table3_cells().values())
+    cells: dict[str, list[list[dict]]] = {}
+    for experiment in _table3_cells().values():
+        cells.setdefault(experiment.rsplit(".", 1)[0], []).append(paper[experiment])
+    paired = {c: set.intersection(*({r["spec"]["seed"] for r in rs} for rs in runs)) for c, runs in cells.items()}
+    ids = [r["id"] for c, runs in cells.items() for rs in runs for r in rs if r["spec"]["seed"] in paired[c]]
+    seeds = min(len(s) for s in paired.values())  # the seeds each cell's means are paired over
     margin = {c: {m: a["dpis"] - a[m] for m in _COMPETITORS} for c, a in acc.items()}
     best = measurement.statement(
         "dpis.sec5_4.dpis_best_everywhere", all(v > 0 for m in margin.values() for v in m.values()),
