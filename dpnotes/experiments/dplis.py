@@ -2,10 +2,11 @@
 
 Every paper number is read from the claims registry (``dpnotes/claims/dplis.toml``).
 
-What this module answers now, without training: the privacy budgets printed as the column
-headers of Tables 2 and 3 (pure accounting) and the dataset counts of Table 4. What it defines
-for later: the runs of Table 2's CNN rows at the eps = 1.99 column (profile ``paper``), with
-scaled-down ``quick`` and ``smoke`` versions of them.
+What it answers without training: the privacy budgets printed as the column headers of
+Tables 2 and 3 (pure accounting) and the dataset counts of Table 4. What it runs (profile
+``paper``): the four rows of Table 2 and Table 11's tanh CIFAR-10 CNN at the eps = 1.99 column,
+and Table 9 / Figure 6's landscape of the eps = 1.99 models; ``quick`` and ``smoke`` are
+scaled-down versions of the Table 2 runs, never compared with the paper.
 
 Accounting as in the paper (Sec. 2.3, 5.1) and the authors' code (REFERENCE.md, "DPlis"):
 Poisson subsampling at q = L/N, N // L steps per epoch, the subsampled Gaussian's RDP at
@@ -287,7 +288,7 @@ def _table4_claims() -> list[Measurement]:
 # batches and DP-noise stream (paired "gain" claims). Where R_best equals R = 10 (Table 11 at
 # eps = 1.99) the R = 10 run answers both arms.
 # Not defined yet (GPU profile): the other three columns (training to eps = 10: 554 / 460
-# epochs), Tables 9 and 10 and Figures 3, 6, 7.
+# epochs), Table 10 (five seeds) and Figures 3 (R sweep) and 7.
 # Profile "quick": the same arms for 20 steps on a 2,000-image test subset (never compared
 # with the paper); "smoke": MNIST, two arms, 2 steps of B = 64 on 512 examples.
 
