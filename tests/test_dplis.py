@@ -304,12 +304,12 @@ def test_table9_runs_are_the_table2_cells_plus_the_analysis():
     assert "analysis" in t9.to_dict() and type(t9).from_dict(t9.to_dict()).id == t9.id != spec.id
 
 
-def _t9_record(row, arm, sharp, losses):
+def _t9_record(row, arm, sharp, losses, corner=None):
     cs = {c["experiment"]: c for c in dplis.configs("paper")}
     spec = resolve(cs[f"table9.{row}.eps1_99.{arm}"])
     alpha = [-0.8, -0.4, 0.0, 0.4, 0.8]
     analysis = {"sharpness": {"sharpness": sharp, "maxiter": 10, "evaluations": 12, "examples": 10000,
-                              "loss": 0.3, "max_loss": 0.4},
+                              "loss": 0.3, "max_loss": 0.4, **({} if corner is None else {"corner_sharpness": corner})},
                 "slice": {"alpha": alpha, "loss": losses, "accuracy": [0.9] * 5}}
     return {"id": spec.id, "spec": spec.to_dict(), "epochs": [{"epoch": 1, "test_acc": 0.9}],
             "final": {"test_acc": 0.9, "analysis": analysis}}
@@ -330,6 +330,14 @@ def test_table9_measures_sharpness_and_section5_4_sentences():
     got = {m.claim_id: m for m in dplis.measure(records)}
     assert got["dplis.sec5_4.sharpness_smaller"].values == (False,)
     assert got["dplis.sec5_4.flatter_visualization"].values == (True,)  # 3 of 4 rows still flatter
+    assert "corner" not in got["dplis.sec5_4.sharpness_smaller"].detail  # no record has a corner: nothing said
+    # The solver's direction decides; the gradient-sign corner is reported beside it, row by row.
+    records = [_t9_record(row, "no", 10.0, sharp, corner=4.0) for row in dplis.TABLE9_ROWS]
+    records += [_t9_record(row, "r10", 5.0, flat, corner=3.0 if row != "mnist_mlp" else 4.5)
+                for row in dplis.TABLE9_ROWS]
+    got = {m.claim_id: m for m in dplis.measure(records)}["dplis.sec5_4.sharpness_smaller"]
+    assert got.values == (True,)
+    assert "(-50.0%)" in got.detail and "below No in 3 of 4 rows" in got.detail
 
 
 def test_landscape_of_a_trained_model_end_to_end():
