@@ -338,6 +338,10 @@ def test_table9_measures_sharpness_and_section5_4_sentences():
     got = {m.claim_id: m for m in dplis.measure(records)}["dplis.sec5_4.sharpness_smaller"]
     assert got.values == (True,)
     assert "(-50.0%)" in got.detail and "below No in 3 of 4 rows" in got.detail
+    # A model with no measured rise (Table 9 prints exact zeros) gets no relative margin, and no error.
+    records[0] = _t9_record("mnist_mlp", "no", 0.0, sharp, corner=0.0)
+    got = {m.claim_id: m for m in dplis.measure(records)}["dplis.sec5_4.sharpness_smaller"]
+    assert got.values == (False,) and "mnist_mlp: No 0, R = 10 5;" in got.detail
 
 
 def test_landscape_of_a_trained_model_end_to_end():

@@ -566,8 +566,9 @@ def _table9_claims(paper: dict) -> list[Measurement]:
                    if corner_rows else "")
     out.append(measurement.statement(
         "dplis.sec5_4.sharpness_smaller", all(sharp[row, "r10"] < sharp[row, "no"] for row in TABLE9_ROWS),
-        "; ".join(f"{row}: No {sharp[row, 'no']:.4g}, R = 10 {sharp[row, 'r10']:.4g} "
-                  f"({100 * (sharp[row, 'r10'] / sharp[row, 'no'] - 1):+.1f}%)" for row in TABLE9_ROWS) + corner_note,
+        "; ".join(f"{row}: No {sharp[row, 'no']:.4g}, R = 10 {sharp[row, 'r10']:.4g}"
+                  + (f" ({100 * (sharp[row, 'r10'] / sharp[row, 'no'] - 1):+.1f}%)" if sharp[row, "no"] > 0 else "")
+                  for row in TABLE9_ROWS) + corner_note,
         "sharpness with R = 10 below No's in every row of Table 9 (the eps-1.99 models; paper: 'always smaller')",
         ids, min(len(rs) for rs in runs.values())))
     rise = {k: float(np.mean([_slice_rise(r) for r in rs])) for k, rs in runs.items()}
