@@ -124,7 +124,7 @@ def test_configs_are_valid_unique_specs(profile):
     assert cs
     specs = [resolve(c) for c in cs]
     assert len({s.id for s in specs}) == len(specs)
-    assert len({s.experiment for s in specs}) == len(specs)
+    assert len({(s.experiment, s.seed) for s in specs}) == len(specs)
     for s in specs:
         t = TrainConfig(**s.train)
         assert (t.optimizer, t.normalize, t.sampling, t.lr_schedule) == ("sgd", "none", "poisson", "constant")
@@ -133,7 +133,17 @@ def test_configs_are_valid_unique_specs(profile):
 
 
 def test_paper_configs_are_the_eps1_99_cells_of_tables_2_and_11():
-    by_exp = {c["experiment"]: c for c in dplis.configs("paper")}
+    paper = dplis.configs("paper")
+    by_exp = {c["experiment"]: c for c in paper if c["seed"] == 0}
+    # Seeds 1 and 2 of every eps-1.99 cell, all arms of a row under each seed (paired gains), and
+    # otherwise the seed-0 config: the same spec but for the seed.
+    extra = [c for c in paper if c["seed"] != 0]
+    assert {(c["experiment"], c["seed"]) for c in extra} == {
+        (e, s) for e in by_exp if not e.startswith("table9.") for s in dplis.EXTRA_SEEDS}
+    for c in extra:
+        base = by_exp[c["experiment"]]
+        assert c["train"]["seed"] == c["seed"]
+        assert {**c, "seed": 0, "train": {**c["train"], "seed": 0}} == base
     assert set(dplis.ROWS) == {"mnist_mlp", "mnist_cnn", "cifar10_mlp", "cifar10_cnn", "cifar10_cnn_tanh"}
     # Table 11's R_best is R = 10 at eps = 1.99: its R = 10 run answers both arms (no second run).
     assert "table11.cifar10_cnn_tanh.eps1_99.rbest" not in by_exp
@@ -173,7 +183,7 @@ def _fake_record(config, accs):
 
 
 def test_measure_reads_the_column_epoch_and_pairs_gains():
-    cs = {c["experiment"]: c for c in dplis.configs("paper")}
+    cs = {c["experiment"]: c for c in dplis.configs("paper") if c["seed"] == 0}
     e = dplis.column_epoch("mnist", "eps1_99")
     no = _fake_record(cs["table2.mnist_cnn.eps1_99.no"], [0.5] * (e - 1) + [0.90])
     r10 = _fake_record(cs["table2.mnist_cnn.eps1_99.r10"], [0.5] * (e - 1) + [0.93])
@@ -188,7 +198,7 @@ def test_measure_reads_the_column_epoch_and_pairs_gains():
 
 
 def test_table11_rbest_is_answered_by_the_r10_run():
-    cs = {c["experiment"]: c for c in dplis.configs("paper")}
+    cs = {c["experiment"]: c for c in dplis.configs("paper") if c["seed"] == 0}
     e = dplis.column_epoch("cifar10", "eps1_99")
     no = _fake_record(cs["table11.cifar10_cnn_tanh.eps1_99.no"], [0.3] * (e - 1) + [0.50])
     r10 = _fake_record(cs["table11.cifar10_cnn_tanh.eps1_99.r10"], [0.3] * (e - 1) + [0.52])
@@ -289,7 +299,7 @@ def test_toy_refuses_bad_cells_by_name(cell, name):
 # Table 9 and Figure 6: the landscape of the eps-1.99 models.
 
 def test_table9_runs_are_the_table2_cells_plus_the_analysis():
-    cs = {c["experiment"]: c for c in dplis.configs("paper")}
+    cs = {c["experiment"]: c for c in dplis.configs("paper") if c["seed"] == 0}
     for row in dplis.TABLE9_ROWS:
         for arm in dplis.TABLE9_ARMS:
             t9, t2 = cs[f"table9.{row}.eps1_99.{arm}"], cs[f"table2.{row}.eps1_99.{arm}"]
@@ -305,7 +315,7 @@ def test_table9_runs_are_the_table2_cells_plus_the_analysis():
 
 
 def _t9_record(row, arm, sharp, losses, corner=None):
-    cs = {c["experiment"]: c for c in dplis.configs("paper")}
+    cs = {c["experiment"]: c for c in dplis.configs("paper") if c["seed"] == 0}
     spec = resolve(cs[f"table9.{row}.eps1_99.{arm}"])
     alpha = [-0.8, -0.4, 0.0, 0.4, 0.8]
     analysis = {"sharpness": {"sharpness": sharp, "maxiter": 10, "evaluations": 12, "examples": 10000,
