@@ -182,7 +182,9 @@ def test_paper_table_verdicts(tmp_path):
     table = paper_table("labeldp", store=Store(tmp_path))
     reproduced = set(table.loc[table["verdict"] == "reproduced", "claim"])
     assert reproduced == MEASURED
-    assert set(table["verdict"]) == {"reproduced", "not_run"}
+    # quoted baselines and values lost from the text are context, shown under their category
+    assert set(table["verdict"]) == {"reproduced", "not_run", "quoted", "lost"}
+    assert (table["verdict"] == "quoted").sum() == 33
 
 
 def test_bad_inputs_name_the_parameter():

@@ -24,7 +24,8 @@ def cli_counts(capsys) -> dict[str, dict[str, int]]:
     rows = json.loads(capsys.readouterr().out)["claims"]
     out = {p: dict.fromkeys(VERDICTS, 0) for p in PAPERS}
     for row in rows:
-        out[row["paper"]][row["verdict"]] += 1
+        if row["category"] == "claim":  # context rows are never counted
+            out[row["paper"]][row["verdict"]] += 1
     return out
 
 
@@ -87,7 +88,8 @@ def test_groups_and_short_ids(claim_id, group, short):
 def row(**over) -> dict:
     base = {"id": "gdp.table1.row1.mu", "paper": "gdp", "kind": "exact", "source": "Table 1 <row 1>",
             "paper_value": "0.23", "unit": None, "ours": 0.2273, "verdict": "reproduced",
-            "evidence": "computed", "detail": None}
+            "evidence": "computed", "detail": None, "category": "claim", "seeds": None, "paired": None,
+            "fidelity": "paper", "substitute": None, "note": None, "margin": None, "interval": None}
     return base | over
 
 

@@ -11,11 +11,14 @@ Each paper has a TOML file beside this module (``gdp.toml``, ...) with entries::
     tolerance = 1.0                    # training claims: the floor of the allowed |mean - paper|
     unit = "%"                         # optional
     note = "..."                       # optional: what the claim means, caveats
+    context = "quoted"                 # optional: a baseline quoted from another paper (context,
+                                       # listed but never judged or counted)
 
 ``exact`` claims are computations (e.g. an epsilon) that must match to the printed
-digits; ``training`` claims are outcomes of training, reproduced when the paper's value
-lies within mean +- max(2 SD over our seeds, ``tolerance``) (:mod:`dpnotes.report.verdicts`);
-``statement`` claims are qualitative sentences checked by a computed test.
+digits; ``training`` claims are outcomes of training, judged from our seeds' interval
+against the paper's value +- ``tolerance`` (the claim's equivalence margin;
+:mod:`dpnotes.report.verdicts`); ``statement`` claims are qualitative sentences checked by a
+computed test.
 
 Settings the papers print (sigma, epochs, learning rate, ...) are not scored but
 are paper values too, so they live here as well, as ``[[setting]]`` entries with
@@ -31,6 +34,7 @@ from importlib import resources
 
 PAPERS = ("dplis", "dpis", "gdp", "labeldp", "sadpsgd")
 KINDS = ("exact", "training", "statement")
+CONTEXTS = ("quoted",)
 
 
 @dataclass(frozen=True)
@@ -42,6 +46,7 @@ class Claim:
     tolerance: float | None = None
     unit: str | None = None
     note: str | None = None
+    context: str | None = None
 
     @property
     def paper(self) -> str:
@@ -73,6 +78,8 @@ def _check(entry: dict, paper: str) -> Claim:
         raise ValueError(f"claim id {claim.id!r} must start with {paper + '.'!r}")
     if claim.kind not in KINDS:
         raise ValueError(f"claim {claim.id!r}: kind must be one of {KINDS}, got {claim.kind!r}")
+    if claim.context is not None and claim.context not in CONTEXTS:
+        raise ValueError(f"claim {claim.id!r}: context must be one of {CONTEXTS}, got {claim.context!r}")
     if claim.kind == "training" and claim.value is not None and claim.tolerance is None:
         raise ValueError(f"claim {claim.id!r}: a training claim needs a tolerance")
     return claim

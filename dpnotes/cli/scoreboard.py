@@ -11,30 +11,44 @@ from dpnotes.results import Store
 def register(sub) -> None:
     p = sub.add_parser("scoreboard", help="paper-vs-ours verdicts for every claim",
                        description="Join the claims registry with the run records and print a "
-                       "verdict per claim: reproduced, trend, not_reproduced or not_run.")
+                       "verdict per claim (reproduced, not_reproduced, inconclusive or not_run) with its basis (seeds, "
+                       "paired) and fidelity (paper settings or a named substitute); context (quoted baselines, "
+                       "values lost from the text) is listed apart and never counted.")
     p.add_argument("--json", action="store_true", help='print {"claims": [...]} as JSON')
     p.add_argument("--paper", choices=PAPERS, help="one paper only")
     p.add_argument("--results", metavar="DIR", help="results store (default: $DPNOTES_RESULTS or ./results)")
     p.set_defaults(func=main)
 
 
+def totals(rows: list[dict]) -> dict:
+    """Per paper: measured verdicts split by fidelity, not-run claims, and context rows apart."""
+    from dpnotes.report import context_counts, fidelity_summary, summary
+
+    counts, fid, ctx = summary(rows), fidelity_summary(rows), context_counts(rows)
+    return {paper: {**fid[paper], "not_run": counts[paper]["not_run"], "context": ctx[paper]} for paper in counts}
+
+
 def main(args) -> int:
-    from dpnotes.report import VERDICTS, record_flags, scoreboard, summary
+    from dpnotes.report import basis, record_flags, scoreboard
 
     store = Store(args.results)
     rows = scoreboard(store=store, paper=args.paper)
     flagged = record_flags(store=store, paper=args.paper)
+    total = totals(rows)
     if args.json:
-        print(json.dumps({"claims": rows, "flagged_records": flagged}, indent=1, allow_nan=False))
+        print(json.dumps({"totals": total, "claims": rows, "flagged_records": flagged}, indent=1, allow_nan=False))
         return 0
-    counts = summary(rows)
-    for paper in dict.fromkeys(r["paper"] for r in rows):
-        c = counts[paper]
-        print(f"\n{paper}: " + ", ".join(f"{c[v]} {v}" for v in VERDICTS))
-        print(f"  {'claim':44} {'paper':>9} {'ours':>10}  verdict")
+    for paper, t in total.items():
+        line = "; ".join(f"{fid} settings: " + ", ".join(f"{n} {v}" for v, n in t[fid].items())
+                         for fid in ("paper", "substitute"))
+        print(f"\n{paper}: {line}; {t['not_run']} not run; context (not counted): "
+              + ", ".join(f"{n} {c}" for c, n in t["context"].items()))
+        print(f"  {'claim':44} {'paper':>9} {'ours':>10}  {'verdict':15} {'basis':16} fidelity")
         for r in (r for r in rows if r["paper"] == paper):
             ours = "—" if r["ours"] is None else (f"{r['ours']:.4g}" if isinstance(r["ours"], float) else str(r["ours"]))
-            print(f"  {r['id']:44} {r['paper_value'] or '—':>9} {ours:>10}  {r['verdict']}")
+            verdict = r["verdict"] if r["category"] == "claim" else f"({r['category']})"
+            print(f"  {r['id']:44} {r['paper_value'] or '—':>9} {ours[:10]:>10}  {verdict:15} {basis(r):16} "
+                  f"{r['fidelity'] or '—'}" + (f": {r['substitute']}" if r["substitute"] else ""))
     if flagged:
         print("\nrecords to look at (stale: answers no claim; dirty tree: written from uncommitted code):")
         for f in flagged:

@@ -24,10 +24,16 @@ Every module ``dpnotes.experiments.<paper>`` defines:
     judges it; never a verdict: :mod:`dpnotes.report.verdicts` alone decides those.
     Claims a module does not answer are reported as ``not_run`` with
     ``NOT_RUN.get(claim_id, NOT_RUN_DEFAULT)`` as the reason.
+``SUBSTITUTES: dict[str, str]`` (optional)
+    Claim-id patterns (:func:`fnmatch.fnmatch`) -> what our runs for those claims do otherwise
+    than the paper (model, data, epochs, accountant, an inferred setting). A measured claim
+    matched by any pattern has fidelity ``substitute`` with every matching text
+    (:func:`substitute`); the others have the paper's settings.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import importlib
 from types import ModuleType
 
@@ -40,6 +46,14 @@ def module(paper: str) -> ModuleType:
     if paper not in PAPERS:
         raise ValueError(f"paper must be one of {', '.join(PAPERS)}; got {paper!r}")
     return importlib.import_module(f"{__name__}.{paper}")
+
+
+def substitute(paper: str, claim_id: str) -> str | None:
+    """What the runs behind ``claim_id`` do otherwise than the paper (``SUBSTITUTES`` of its
+    module, every matching pattern's text joined), or None: the paper's settings."""
+    table = getattr(module(paper), "SUBSTITUTES", {})
+    texts = list(dict.fromkeys(text for pattern, text in table.items() if fnmatch.fnmatchcase(claim_id, pattern)))
+    return "; ".join(texts) or None
 
 
 def resolve(config: dict) -> spec.RunSpec:

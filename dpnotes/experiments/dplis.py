@@ -383,6 +383,12 @@ TABLE9_ARMS = ("no", "r10")
 SHARPNESS_MAXITER = 10
 SHARPNESS_EXAMPLES = 10_000
 SLICE_POINTS = 17
+# What Table 9's measurements do otherwise than the paper (the verdicts' fidelity).
+SUBSTITUTES = {
+    "dplis.table9.*": ("sharpness settings ours (the paper prints none): the eps-1.99 model, L-BFGS-B capped at "
+                       f"{SHARPNESS_MAXITER} iterations on {SHARPNESS_EXAMPLES:,} fixed training examples"),
+    "dplis.sec5_4.*": "the eps-1.99 models of Table 2 (the paper does not say which checkpoint it measures)",
+}
 
 
 def _table9_config(row: str, arm: str) -> dict:
@@ -517,15 +523,17 @@ def _cell_claims(paper: dict, quick: dict) -> list[Measurement]:
             if arm == "no":
                 continue
             gid = f"dplis.{r_.table}.{row}.{column}.gain_{arm}"
-            pairs = [(r, n) for r in runs[arm] for n in runs["no"] if r["spec"]["seed"] == n["spec"]["seed"]]
-            if not pairs:
+            smoothed = {r["spec"]["seed"]: r for r in runs[arm]}
+            plain = {r["spec"]["seed"]: r for r in runs["no"]}
+            seeds = sorted(set(smoothed) & set(plain))  # paired: the seeds both arms have
+            if not seeds:
                 out.append(measurement.missing(gid, "paper-profile runs (smoothed and No) not run yet"))
                 continue
-            values = [None if None in (a := _acc_at(r, epoch), b := _acc_at(n, epoch)) else a - b
-                      for r, n in pairs]
-            out.append(measurement.gain(gid, values, [r["id"] for r, _ in pairs],
+            out.append(measurement.gain(gid, {s: _acc_at(smoothed[s], epoch) for s in seeds},
+                                        {s: _acc_at(plain[s], epoch) for s in seeds},
+                                        {s: smoothed[s]["id"] for s in seeds},
                                         "difference to the No-smoothing run(s) " +
-                                        ", ".join(n["id"] for _, n in pairs) +
+                                        ", ".join(plain[s]["id"] for s in seeds) +
                                         (f"; {shared[arm]}" if shared[arm] else "")))
     return out
 

@@ -19,7 +19,8 @@ Kinds:
                 then says so in words.
 ``gain``        a claimed difference between two methods (a table's printed improvement over a
                 baseline): one paired difference per seed (``values``, same seed in both
-                arms; ``None`` as for training), judged for sign and size.
+                arms; ``None`` as for training), judged for sign and size. Made by
+                :func:`gain` from the two arms by seed, which refuses arms whose seeds differ.
 ``trend``       a paired comparison per seed (``values``: one number per seed, > 0 where
                 the trend holds in that seed, e.g. MA minus CLT epochs to 97%); ``floor``
                 the smallest mean that counts when not every seed shows it; ``detail``
@@ -27,7 +28,13 @@ Kinds:
 ``statement``   a computed fact about the paper's qualitative sentence:
                 ``values == (holds,)``, ``detail`` the numbers it rests on and ``rule``
                 the test it applies; ``record_ids`` the runs compared, if any, and
-                ``seeds`` how many seeds they are (1: the verdict is flagged single-seed).
+                ``seeds`` how many seeds they are (1: the verdict is inconclusive). A
+                comparative sentence ("A beats B everywhere") carries ``comparisons``:
+                ``(label, paired differences per seed)``, each > 0 where it holds; the
+                verdict then comes from their intervals, not from ``holds``.
+
+Every kind may name a ``substitute``: what differs from the paper's experiment (a model,
+data set, epochs, accountant or inferred setting), shown with the verdict and counted apart.
 ``missing``     no value: ``basis`` says why (e.g. "paper-profile run missing") and
                 ``detail`` may describe what exists instead (a scaled-down quick run,
                 never compared with the paper).
@@ -53,6 +60,8 @@ class Measurement:
     basis: str = "computed"  # what the value rests on when no run record does; "missing": why none
     floor: float = 0.0  # trend: the least mean over seeds that counts (verdicts.trend)
     seeds: int | None = None  # statement resting on runs: the seeds behind it (the fewest per scheme)
+    substitute: str | None = None  # what differs from the paper's experiment (None: the paper's settings)
+    comparisons: tuple = ()  # statement: ((label, (paired difference per seed, ...)), ...)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -68,6 +77,9 @@ class Measurement:
         if self.kind == "trend" and (not self.rule or any(not isinstance(v, (int, float)) for v in self.values)
                                      or self.floor < 0):
             raise ValueError(f"{self.claim_id}: a trend holds numbers per seed, its rule and a floor >= 0")
+        if self.comparisons and (self.kind != "statement" or any(
+                not values or any(not isinstance(v, (int, float)) for v in values) for _, values in self.comparisons)):
+            raise ValueError(f"{self.claim_id}: comparisons are statements' (label, paired differences) pairs")
         if self.kind == "missing" and self.values:
             raise ValueError(f"{self.claim_id}: a missing measurement holds no value")
 
@@ -77,14 +89,32 @@ def exact(claim_id: str, value: float, basis: str = "computed") -> Measurement:
     return Measurement(claim_id, "exact", (value,), basis=basis)
 
 
-def training(claim_id: str, values, record_ids, detail: str | None = None) -> Measurement:
+def training(claim_id: str, values, record_ids, detail: str | None = None, substitute: str | None = None
+             ) -> Measurement:
     """One value per run record (``None``: the run never produced it; ``detail`` says why)."""
-    return Measurement(claim_id, "training", tuple(values), tuple(record_ids), detail)
+    return Measurement(claim_id, "training", tuple(values), tuple(record_ids), detail, substitute=substitute)
 
 
-def gain(claim_id: str, values, record_ids, detail: str | None = None) -> Measurement:
-    """One paired difference per seed (method minus its baseline; see verdicts.gain)."""
-    return Measurement(claim_id, "gain", tuple(values), tuple(record_ids), detail)
+def paired_differences(arm: dict, base: dict, claim_id: str) -> list[int]:
+    """The seeds of a paired comparison: ``arm`` and ``base`` map seed -> value and must hold the
+    same seeds (a comparison of unpaired arms is refused, naming the seeds that differ)."""
+    if set(arm) != set(base):
+        raise ValueError(f"{claim_id}: unpaired arms: seeds {sorted(arm)} against {sorted(base)}; pass the seeds "
+                         "both arms have")
+    if not arm:
+        raise ValueError(f"{claim_id}: a paired comparison needs at least one seed")
+    return sorted(arm)
+
+
+def gain(claim_id: str, arm: dict, base: dict, record_ids: dict, detail: str | None = None,
+         substitute: str | None = None) -> Measurement:
+    """A claimed gain on paired seeds: ``arm`` and ``base`` map seed -> value (``None``: a run
+    never produced it) and must hold the same seeds; ``record_ids`` maps seed -> the arm's record
+    id. The values are arm - base per seed (see verdicts.gain)."""
+    seeds = paired_differences(arm, base, claim_id)
+    values = [None if arm[s] is None or base[s] is None else arm[s] - base[s] for s in seeds]
+    return Measurement(claim_id, "gain", tuple(values), tuple(record_ids[s] for s in seeds), detail,
+                       substitute=substitute)
 
 
 def trend(claim_id: str, per_seed, floor: float, detail: str, rule: str, record_ids=()) -> Measurement:
@@ -93,10 +123,14 @@ def trend(claim_id: str, per_seed, floor: float, detail: str, rule: str, record_
                        floor=floor)
 
 
-def statement(claim_id: str, holds: bool, detail: str, rule: str, record_ids=(), seeds: int | None = None) -> Measurement:
+def statement(claim_id: str, holds: bool, detail: str, rule: str, record_ids=(), seeds: int | None = None,
+              comparisons=(), substitute: str | None = None) -> Measurement:
     """Whether a computed fact holds, the numbers behind it and the rule it tests (``seeds``:
-    how many seeds of runs it rests on, if any)."""
-    return Measurement(claim_id, "statement", (bool(holds),), tuple(record_ids), detail, rule, seeds=seeds)
+    how many seeds of runs it rests on, if any; ``comparisons``: labelled paired differences per
+    seed that decide a comparative sentence, see the module docstring)."""
+    comparisons = tuple((label, tuple(float(v) for v in values)) for label, values in comparisons)
+    return Measurement(claim_id, "statement", (bool(holds),), tuple(record_ids), detail, rule, seeds=seeds,
+                       comparisons=comparisons, substitute=substitute)
 
 
 def missing(claim_id: str, why: str, detail: str | None = None) -> Measurement:

@@ -6,34 +6,49 @@ tables and figures here too (:mod:`dpnotes.report.gdp`).
 
 from __future__ import annotations
 
+import dataclasses
+
 from dpnotes import claims as claims_registry
 from dpnotes import experiments
 from dpnotes.claims import PAPERS
 from dpnotes.experiments.measurement import missing
-from dpnotes.report.verdicts import VERDICTS, Evidence, judge
+from dpnotes.report.verdicts import CATEGORIES, FIDELITIES, VERDICTS, Evidence, judge, plausible_sd
 from dpnotes.results import Store
 
-__all__ = ["VERDICTS", "Evidence", "judge", "record_flags", "scoreboard", "scoreboard_frame",
-           "paper_table", "summary"]
+__all__ = ["VERDICTS", "FIDELITIES", "CATEGORIES", "Evidence", "judge", "record_flags", "scoreboard",
+           "scoreboard_frame", "paper_table", "summary"]
 
 
 def _rows(paper: str, store: Store) -> list[dict]:
     module = experiments.module(paper)
     records = list(store.records(paper))
-    measured = {m.claim_id: m for m in module.measure(records)}
+    measurements = module.measure(records)
+    measured = {m.claim_id: m for m in measurements}
     unknown = set(measured) - {c.id for c in claims_registry.load(paper)}
     if unknown:
         raise ValueError(f"experiments.{paper} answers unregistered claims: {sorted(unknown)}")
     reasons = getattr(module, "NOT_RUN", {})
     default = getattr(module, "NOT_RUN_DEFAULT", "no reproduction yet")
+    # How far one seed may plausibly fall: the seed SD pooled over this paper's multi-seed cells.
+    sds = {kind: plausible_sd(measurements, kind) for kind in ("training", "gain")}
+    if sds["gain"] is None and sds["training"] is not None:
+        # No multi-seed gain yet: a difference of two seeds spreads at most sqrt(2) x one seed's SD
+        # (pairing only shrinks it), a conservative allowance.
+        sds["gain"] = (sds["training"][0] * 2 ** 0.5, sds["training"][1])
     rows = []
     for claim in claims_registry.load(paper):
-        ev = judge(claim, measured.get(claim.id) or missing(claim.id, reasons.get(claim.id, default)))
+        m = measured.get(claim.id) or missing(claim.id, reasons.get(claim.id, default))
+        if m.kind != "missing" and m.substitute is None:
+            m = dataclasses.replace(m, substitute=experiments.substitute(paper, claim.id))
+        # statements' comparisons are paired differences in the units of the paper's training claims
+        ev = judge(claim, m, sds["gain"] if m.kind in ("gain", "statement") else sds.get(m.kind))
         rows.append({
             "id": claim.id, "paper": paper, "kind": claim.kind, "source": claim.source,
             "paper_value": claim.value, "unit": claim.unit, "ours": ev.ours,
-            "verdict": ev.verdict, "evidence": ev.evidence, "detail": ev.detail,
-            "flags": ", ".join(ev.flags),
+            "verdict": ev.verdict, "category": ev.category, "seeds": ev.seeds, "paired": ev.paired,
+            "fidelity": ev.fidelity, "substitute": ev.substitute, "note": ev.note,
+            "margin": ev.margin, "interval": list(ev.interval) if ev.interval else None,
+            "evidence": ev.evidence, "detail": ev.detail,
         })
     return rows
 
@@ -66,11 +81,33 @@ def record_flags(*, store: Store | None = None, paper: str | None = None) -> lis
 
 
 def summary(rows: list[dict]) -> dict[str, dict[str, int]]:
-    """Counts of verdicts per paper."""
+    """Counts of verdicts per paper, claims only (context rows are left out: :func:`context_counts`)."""
     out: dict[str, dict[str, int]] = {}
     for row in rows:
         counts = out.setdefault(row["paper"], dict.fromkeys(VERDICTS, 0))
-        counts[row["verdict"]] += 1
+        if row["category"] == "claim":
+            counts[row["verdict"]] += 1
+    return out
+
+
+def fidelity_summary(rows: list[dict]) -> dict[str, dict[str, dict[str, int]]]:
+    """Counts of measured verdicts per paper and fidelity: ``{paper: {"paper": {verdict: n},
+    "substitute": {...}}}`` (claims only; not-run claims have no fidelity)."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for row in rows:
+        per = out.setdefault(row["paper"], {f: dict.fromkeys(VERDICTS[:3], 0) for f in FIDELITIES})
+        if row["category"] == "claim" and row["fidelity"] is not None:
+            per[row["fidelity"]][row["verdict"]] += 1
+    return out
+
+
+def context_counts(rows: list[dict]) -> dict[str, dict[str, int]]:
+    """Context rows per paper and category (quoted baselines, values lost from the text)."""
+    out: dict[str, dict[str, int]] = {}
+    for row in rows:
+        counts = out.setdefault(row["paper"], dict.fromkeys(CATEGORIES[1:], 0))
+        if row["category"] != "claim":
+            counts[row["category"]] += 1
     return out
 
 
@@ -102,9 +139,17 @@ def paper_table(paper: str, *, store: Store | None = None):
         [{
             "claim": r["id"], "source": r["source"], "kind": r["kind"],
             "paper": r["paper_value"] if r["paper_value"] is not None else "—",
-            "ours": _fmt(r["ours"]), "verdict": r["verdict"], "flags": r["flags"],
+            "ours": _fmt(r["ours"]), "verdict": r["verdict"] if r["category"] == "claim" else r["category"],
+            "basis": basis(r), "fidelity": r["substitute"] and f"substitute: {r['substitute']}" or r["fidelity"] or "—",
             "evidence": r["evidence"] if isinstance(r["evidence"], str) else ", ".join(r["evidence"]),
         } for r in rows],
-        columns=["claim", "source", "kind", "paper", "ours", "verdict", "flags", "evidence"],
+        columns=["claim", "source", "kind", "paper", "ours", "verdict", "basis", "fidelity", "evidence"],
     )
+
+
+def basis(row: dict) -> str:
+    """What a verdict rests on, in words: "3 seeds, paired", "1 seed", "computed", "—"."""
+    if row["seeds"] is None:
+        return "computed" if row["fidelity"] is not None else "—"
+    return f"{row['seeds']} seed{'s' if row['seeds'] != 1 else ''}" + (", paired" if row["paired"] else "")
 

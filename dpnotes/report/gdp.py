@@ -450,12 +450,15 @@ def imdb_comparison_frame():
 
 
 def summary_line(rows: list[dict] | None = None, *, store=None) -> str:
-    """The chapter's verdict counts, in the scoreboard's terms (``dpnotes scoreboard``)."""
-    from dpnotes.report import VERDICTS, scoreboard, summary
+    """The chapter's verdict counts, in the scoreboard's terms (``dpnotes scoreboard``; context rows
+    are left out of the claims and counted apart)."""
+    from dpnotes.report import VERDICTS, context_counts, scoreboard, summary
 
     rows = scoreboard(store=store, paper="gdp") if rows is None else rows
-    counts = summary(rows)["gdp"]
-    return f"{len(rows)} claims: " + ", ".join(f"{counts[v]} {v.replace('_', ' ')}" for v in VERDICTS)
+    counts, context = summary(rows)["gdp"], context_counts(rows)["gdp"]
+    n = sum(counts.values())
+    return (f"{n} claims: " + ", ".join(f"{counts[v]} {v.replace('_', ' ')}" for v in VERDICTS)
+            + f"; context, not counted: {context['lost']} value(s) lost from the text")
 
 
 def findings(*, store=None, tight: bool = True) -> list[dict]:
@@ -463,7 +466,7 @@ def findings(*, store=None, tight: bool = True) -> list[dict]:
     claim not reproduced (with its evidence, and the computed explanation where there is one),
     then the CLT against tight accountants (``tight``: PLD and PRV, about a minute), the
     authors' sampling against their accounting, and how the paper prints its digits."""
-    from dpnotes.report import scoreboard
+    from dpnotes.report import basis, scoreboard
 
     rows = scoreboard(store=store, paper="gdp")
     digits = digit_explanations()
@@ -473,7 +476,8 @@ def findings(*, store=None, tight: bool = True) -> list[dict]:
         ours = f"{r['ours']:.4g}" if isinstance(r["ours"], float) else r["ours"]
         text = (f"**{r['id']}** ({r['source']}): paper {r['paper_value'] if r['paper_value'] else '—'}, "
                 f"ours {ours}" + (f" ({r['detail']})" if r["detail"] else "") + f"; evidence: {evidence}"
-                + (f"; flags: {r['flags']}" if r["flags"] else "") + ".")
+                + f"; basis: {basis(r)}, fidelity: {r['fidelity']}" + (f" ({r['substitute']})" if r["substitute"] else "")
+                + ".")
         if r["id"] in digits:
             text += " " + _digit_text(digits[r["id"]])
         if r["id"] == "gdp.table3.private.accuracy":

@@ -20,8 +20,8 @@ from dpnotes.results import Store
 # verdict -> (label, mark, background colour); the mark keeps verdicts apart without colour.
 BADGES = {
     "reproduced": ("reproduced", "✓", "#1a7f37"),
-    "trend": ("trend", "≈", "#9a6700"),
     "not_reproduced": ("not reproduced", "✗", "#cf222e"),
+    "inconclusive": ("inconclusive", "?", "#9a6700"),
     "not_run": ("not run", "–", "#6e7781"),
 }
 assert tuple(BADGES) == VERDICTS
@@ -173,7 +173,9 @@ def _note_cell(row: dict, store: Store) -> str:
     links = ", ".join(f'<code title="{escape(_record_file(store, row["paper"], rid))}">{rid}</code>'
                       for rid in row["evidence"])
     detail = f"{escape(row['detail'])}; " if row["detail"] else ""
-    return f"<td>{detail}record{'s' if len(row['evidence']) != 1 else ''} {links}</td>"
+    caveat = f"{escape(row['note'])}; " if row.get("note") else ""
+    fidelity = (f"<strong>substitute</strong>: {escape(row['substitute'])}; " if row.get("substitute") else "")
+    return f"<td>{detail}{caveat}{fidelity}record{'s' if len(row['evidence']) != 1 else ''} {links}</td>"
 
 
 class Html:

@@ -1,24 +1,29 @@
 """Verdicts: how a claim of a paper is compared with our value, the only place where that happens.
 
 Experiments modules report :class:`~dpnotes.experiments.measurement.Measurement` values;
-:func:`judge` turns a (claim, measurement) pair into :class:`Evidence` with a verdict, by
-the rule of the measurement's kind (one function per rule below). Verdicts are computed,
-never written by hand:
+:func:`judge` turns a (claim, measurement) pair into :class:`Evidence` with a verdict, by the
+rule of the measurement's kind (one function per rule below). Verdicts are computed, never
+written by hand. The vocabulary:
 
-- ``reproduced``      exact claims: our value printed with the paper's digits equals the
-                      paper's; training claims: the paper's value lies within our seeds'
-                      spread (:func:`training`); gains: ours also has the paper's sign
-                      (:func:`gain`); trends: the trend holds in every seed or in
-                      the mean by a margin (:func:`trend`); statements: the computed fact holds.
-- ``trend``           the paper's qualitative finding holds (e.g. the ordering of methods)
-                      but the numbers are outside tolerance (no rule gives it yet).
-- ``not_reproduced``  our value differs, the fact does not hold, or a run never produced
-                      the value.
-- ``not_run``         no value answers the claim (or the paper's value is missing); the
-                      evidence says why.
+- ``reproduced``      the evidence decides for the claim: an exact value prints as the paper's;
+                      a training value's 95 % t interval over our seeds lies inside the paper's
+                      value +- the claim's margin (an equivalence test); a comparison's interval of
+                      paired differences excludes zero on the paper's side.
+- ``not_reproduced``  the evidence decides against it: the paper's value lies farther than the
+                      margin from our whole interval, a comparison goes the other way, a computed
+                      fact does not hold, or a run never produced the value.
+- ``inconclusive``    the evidence cannot tell: too few seeds, or an interval wider than the
+                      margin. One seed never reproduces a training claim; it decides against one
+                      only when its gap exceeds the margin plus :data:`DECISIVE_SDS` seed SDs
+                      measured on our own multi-seed cells of the same paper (:func:`plausible_sd`).
+- ``not_run``         no value answers the claim; the evidence says why.
 
-A verdict that rests on a single seed carries the flag ``single-seed`` (:data:`SINGLE_SEED`).
-:func:`rules_markdown` states the rules for the chapters, from the same constants.
+Every verdict carries its basis (``seeds``, ``paired``) and, when measured, its fidelity:
+``paper`` (the paper's settings) or ``substitute`` (``substitute`` names what differs: model,
+data, epochs, accountant, an inferred setting), and the measurement's caveat as ``note``.
+Claims that are context, not claims of the paper (``category``: baselines quoted from other
+papers, values lost from the text), are listed apart and left out of every total.
+:func:`rules_markdown` states the rules for the book and README, from the same constants.
 """
 
 from __future__ import annotations
@@ -26,30 +31,43 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from dpnotes.claims import Claim
 from dpnotes.experiments.measurement import Measurement
 
-VERDICTS = ("reproduced", "trend", "not_reproduced", "not_run")
-SPREAD_SDS = 2.0  # a training claim's band: mean +- max(SPREAD_SDS * SD over seeds, the claim's floor)
-TREND_SES = 2.0  # a trend not in every seed needs its mean above max(TREND_SES * SE, the stated floor)
-SINGLE_SEED = "single-seed"  # the flag of a verdict that rests on one seed
+VERDICTS = ("reproduced", "not_reproduced", "inconclusive", "not_run")
+FIDELITIES = ("paper", "substitute")
+CATEGORIES = ("claim", "quoted", "lost")  # only "claim" enters the totals
+CONFIDENCE = 0.95  # two-sided t intervals of means and of paired differences over seeds
+DECISIVE_SDS = 3.0  # one seed decides against a claim only beyond margin + DECISIVE_SDS * plausible SD
 
 
 @dataclass
 class Evidence:
-    """Our answer to one claim: value, verdict and what it rests on."""
+    """Our answer to one claim: value, verdict, what it rests on and how faithful it is."""
 
     claim_id: str
     verdict: str
     ours: float | str | None = None
     evidence: list[str] | str = field(default_factory=list)  # record ids, or the reason not run
-    detail: str | None = None  # e.g. "mean of 3 seeds, sd 0.21"
-    flags: tuple[str, ...] = ()  # e.g. (SINGLE_SEED,): what a reader must know about the verdict
+    detail: str | None = None  # how the rule decided, with its numbers
+    seeds: int | None = None  # seeds the verdict rests on (None: computed, or not run)
+    paired: bool | None = None  # comparisons: arms paired by seed
+    fidelity: str | None = None  # "paper" | "substitute" (None: not run)
+    substitute: str | None = None  # what differs from the paper's experiment
+    note: str | None = None  # the measurement's caveat, always shown
+    category: str = "claim"
+    interval: tuple[float, float] | None = None  # the t interval the verdict used
+    margin: float | None = None  # the equivalence margin it used
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if self.fidelity is not None and self.fidelity not in FIDELITIES:
+            raise ValueError(f"fidelity must be one of {FIDELITIES}, got {self.fidelity!r}")
+        if self.category not in CATEGORIES:
+            raise ValueError(f"category must be one of {CATEGORIES}, got {self.category!r}")
 
 
 def printed(claim: Claim, ours: float) -> str:
@@ -57,104 +75,206 @@ def printed(claim: Claim, ours: float) -> str:
     return f"{ours:.{claim.decimals}f}"
 
 
-def _basis(m: Measurement) -> list[str] | str:
-    """What a measurement rests on: its run records, else its stated basis."""
-    return list(m.record_ids) if m.record_ids else m.basis
+def truncated(claim: Claim, ours: float) -> str:
+    """``ours`` cut (not rounded) to the paper's decimals, as some tables print."""
+    scale = 10 ** claim.decimals
+    return f"{math.trunc(ours * scale) / scale:.{claim.decimals}f}"
 
 
-def exact(claim: Claim, m: Measurement) -> Evidence:
-    """An exact claim is reproduced when our value, printed like the paper's, is the same text."""
-    (ours,) = m.values
-    if claim.number is None:
-        return Evidence(claim.id, "not_run", ours, "the paper's value is missing from the text")
-    text = printed(claim, ours)
-    same = float(text) == claim.number
-    return Evidence(claim.id, "reproduced" if same else "not_reproduced", ours, _basis(m),
-                    detail=None if same else f"ours prints as {text}")
+@lru_cache(maxsize=64)
+def t_quantile(n: int) -> float:
+    """The two-sided :data:`CONFIDENCE` quantile of Student's t with ``n - 1`` degrees of freedom."""
+    from scipy.stats import t
+
+    return float(t.ppf(0.5 + CONFIDENCE / 2, n - 1))
 
 
-def band(values: list[float], floor: float) -> float:
-    """Half-width of our seeds' spread: max(SPREAD_SDS * SD, ``floor``); ``floor`` alone for
-    one seed (no SD)."""
-    sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return max(SPREAD_SDS * sd, floor)
-
-
-def _seeds(n: int) -> tuple[str, ...]:
-    return (SINGLE_SEED,) if n == 1 else ()
-
-
-def training(claim: Claim, m: Measurement) -> Evidence:
-    """A training claim is reproduced when the paper's value lies within our seeds' spread:
-    |mean - paper| <= max(2 SD over seeds, the claim's ``tolerance``), the tolerance being a
-    floor stated in the registry (e.g. 1 point of accuracy, 1 epoch). One seed has no SD: the
-    floor alone decides and the verdict is flagged ``single-seed``.
-
-    It is not run without records, and not reproduced when a run never produced the value
-    (a value of ``None``: e.g. it never reached the accuracy the claim counts epochs to).
-    """
-    values, record_ids = list(m.values), list(m.record_ids)
-    if not values:
-        return Evidence(claim.id, "not_run", None, "no run record")
-    flags = _seeds(len(values))
-    if None in values:
-        return Evidence(claim.id, "not_reproduced", None, record_ids, m.detail, flags)
+def interval(values: list[float]) -> tuple[float, float, float]:
+    """(mean, low, high): the :data:`CONFIDENCE` t interval of the mean of ``values`` (n >= 2)."""
+    if len(values) < 2:
+        raise ValueError(f"an interval needs at least 2 values, got {len(values)}")
     mean = statistics.fmean(values)
-    detail = f"mean of {len(values)} seed(s)" + (
-        f", sd {statistics.stdev(values):.2f}" if len(values) > 1 else " (single-seed evidence)")
-    if claim.number is None:
-        return Evidence(claim.id, "not_run", mean, record_ids, detail + "; paper value missing", flags)
-    half = band(values, claim.tolerance)
-    ok = abs(mean - claim.number) <= half
-    return Evidence(claim.id, "reproduced" if ok else "not_reproduced", mean, record_ids,
-                    f"{detail}; band +-{half:.3g} (floor {claim.tolerance:g})", flags)
+    half = t_quantile(len(values)) * statistics.stdev(values) / math.sqrt(len(values))
+    return mean, mean - half, mean + half
 
 
-def gain(claim: Claim, m: Measurement) -> Evidence:
-    """A claimed gain (a difference to a baseline, paired by seed) is reproduced when ours has
-    the paper's sign and a comparable size: the mean has the paper's sign (a printed 0 asks for
-    none) and the paper's value lies within our seeds' spread, as for :func:`training`. One seed:
-    its sign and the floor decide, flagged ``single-seed``."""
-    ev = training(claim, m)
-    if ev.verdict != "reproduced":
-        return ev
-    mean = statistics.fmean(m.values)
-    if claim.number != 0 and (mean > 0) != (claim.number > 0):
-        return Evidence(claim.id, "not_reproduced", mean, ev.evidence, f"{ev.detail}; the sign differs from the paper's",
-                        ev.flags)
-    return Evidence(claim.id, "reproduced", mean, ev.evidence, f"{ev.detail}; the paper's sign", ev.flags)
+def plausible_sd(measurements, kind: str) -> tuple[float, int] | None:
+    """The pooled seed SD of ``kind`` measurements with >= 2 numeric values, and how many cells
+    it pools (None if there are none): the spread one seed is allowed before it decides."""
+    ss, dof, cells = 0.0, 0, 0
+    for m in measurements:
+        values = [v for v in m.values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if m.kind == kind and len(values) >= 2 and len(values) == len(m.values):
+            mean = statistics.fmean(values)
+            ss += sum((v - mean) ** 2 for v in values)
+            dof += len(values) - 1
+            cells += 1
+    return (math.sqrt(ss / dof), cells) if dof else None
 
 
-def trend(claim: Claim, m: Measurement) -> Evidence:
-    """A trend claim ("the CLT run needs fewer epochs") is reproduced when the trend holds
-    (a per-seed value > 0) in every seed, or when the mean over seeds exceeds
-    max(2 SE, the measurement's stated ``floor``) with SE = SD / sqrt(n). A zero value is
-    no trend. One seed: that seed decides, flagged ``single-seed``."""
+def _base(claim: Claim, m: Measurement, verdict: str, ours, detail: str | None, **kw) -> Evidence:
+    """Evidence with the measurement's basis, fidelity and caveat filled in."""
+    basis = list(m.record_ids) if m.record_ids else m.basis
+    return Evidence(claim.id, verdict, ours, basis, detail, fidelity="substitute" if m.substitute else "paper",
+                    substitute=m.substitute, note=m.detail, **kw)
+
+
+def exact(claim: Claim, m: Measurement, sd=None) -> Evidence:
+    """An exact claim is reproduced when our value, printed like the paper's, is the same text;
+    also when cutting it to the paper's digits gives the paper's text (the detail names the
+    printing). Otherwise not reproduced: a real difference."""
+    (ours,) = m.values
+    text, cut = printed(claim, ours), truncated(claim, ours)
+    if float(text) == claim.number:
+        return _base(claim, m, "reproduced", ours, None)
+    if float(cut) == claim.number:
+        return _base(claim, m, "reproduced", ours, f"the paper truncates: ours rounds to {text} and cuts to {cut}")
+    return _base(claim, m, "not_reproduced", ours, f"ours prints as {text}")
+
+
+def _single(claim: Claim, m: Measurement, value: float, target: float, margin: float, sd, what: str,
+            **kw) -> Evidence:
+    """One seed: not reproduced only when its gap to the paper's value exceeds the margin plus
+    :data:`DECISIVE_SDS` plausible seed SDs; otherwise inconclusive (never reproduced)."""
+    gap = abs(value - target)
+    if sd is None:
+        return _base(claim, m, "inconclusive", value, f"{what}; one seed and no multi-seed cell of this paper to "
+                     "say how far one seed may fall: cannot decide", seeds=1, margin=margin, **kw)
+    s, cells = sd
+    limit = margin + DECISIVE_SDS * s
+    decided = gap > limit
+    return _base(claim, m, "not_reproduced" if decided else "inconclusive", value,
+                 f"{what}; one seed: gap {gap:.3g} {'>' if decided else '<='} margin {margin:g} + {DECISIVE_SDS:g} x "
+                 f"seed SD {s:.3g} (pooled over {cells} multi-seed cell(s) of this paper) = {limit:.3g}",
+                 seeds=1, margin=margin, **kw)
+
+
+def training(claim: Claim, m: Measurement, sd=None) -> Evidence:
+    """A training claim (an outcome of training), by an equivalence test on our seeds: with the
+    95 % t interval [lo, hi] of the mean and the claim's margin M (the registry's ``tolerance``),
+    reproduced when [lo, hi] lies inside paper +- M; not reproduced when the paper's value lies
+    outside [lo - M, hi + M]; otherwise inconclusive. One seed: :func:`_single`. A run that never
+    produced the value (``None``) is not reproduced; no record is not run."""
     values = list(m.values)
     if not values:
         return Evidence(claim.id, "not_run", None, "no run record")
-    n, mean = len(values), statistics.fmean(values)
-    every = all(v > 0 for v in values)
-    margin = max(TREND_SES * statistics.stdev(values) / math.sqrt(n), m.floor) if n > 1 else math.inf
-    holds = every or mean > margin
-    why = (f"{sum(v > 0 for v in values)} of {n} seed(s) show it, mean {mean:.3g}"
-           + ("" if n == 1 else f" vs margin {margin:.3g}"))
-    return Evidence(claim.id, "reproduced" if holds else "not_reproduced", f"{m.detail}; {why}",
-                    list(m.record_ids), m.rule, _seeds(n))
+    n, margin, p = len(values), claim.tolerance, claim.number
+    if None in values:
+        return _base(claim, m, "not_reproduced", None, "a run never produced the value", seeds=n)
+    if n == 1:
+        return _single(claim, m, values[0], p, margin, sd, f"ours {values[0]:.4g} vs paper {p:g}")
+    mean, lo, hi = interval(values)
+    where = f"mean {mean:.4g} of {n} seeds, {CONFIDENCE:.0%} interval [{lo:.4g}, {hi:.4g}], paper {p:g} +- {margin:g}"
+    if p - margin <= lo and hi <= p + margin:
+        verdict, why = "reproduced", "the interval lies within the margin"
+    elif p < lo - margin or p > hi + margin:
+        verdict, why = "not_reproduced", "the paper's value lies farther than the margin from the whole interval"
+    else:
+        verdict, why = "inconclusive", "the interval is too wide, or too near the margin's edge, to decide"
+    return _base(claim, m, verdict, mean, f"{where}: {why}", seeds=n, interval=(lo, hi), margin=margin)
 
 
-def statement(claim: Claim, m: Measurement) -> Evidence:
-    """A statement is reproduced iff the computed fact holds; ours is the numbers behind it
-    and the detail the rule it tests; one that rests on one seed of runs is flagged so."""
+def gain(claim: Claim, m: Measurement, sd=None) -> Evidence:
+    """A printed gain g (a difference to a baseline), on paired seeds d_1..d_n (same seed, data
+    order and initialisation in both arms). The direction is decided only when the 95 % t interval
+    of the d's excludes zero: on g's side with g within [lo - M, hi + M], reproduced; on the other
+    side, not reproduced (sign). Undecided direction: not reproduced when g lies outside
+    [lo - M, hi + M], otherwise inconclusive. A printed gain of 0 is reproduced when the interval
+    lies within +- M. One seed: :func:`_single` on d. Unpaired arms are refused when the
+    measurement is made (:func:`dpnotes.experiments.measurement.gain`)."""
+    values = list(m.values)
+    if not values:
+        return Evidence(claim.id, "not_run", None, "no run record")
+    n, margin, g = len(values), claim.tolerance, claim.number
+    if None in values:
+        return _base(claim, m, "not_reproduced", None, "a run never produced the value", seeds=n, paired=True)
+    if n == 1:
+        return _single(claim, m, values[0], g, margin, sd, f"paired difference {values[0]:+.3g} vs paper {g:+g}",
+                       paired=True)
+    mean, lo, hi = interval(values)
+    where = (f"mean paired difference {mean:+.3g} over {n} seeds, {CONFIDENCE:.0%} interval [{lo:+.3g}, {hi:+.3g}], "
+             f"paper {g:+g} +- {margin:g}")
+    outside = g < lo - margin or g > hi + margin
+    if g == 0:
+        verdict = ("reproduced" if -margin <= lo and hi <= margin else "not_reproduced" if outside
+                   else "inconclusive")
+        why = {"reproduced": "no difference, within the margin", "not_reproduced": "a difference the paper does not "
+               "print", "inconclusive": "the interval is too wide to decide"}[verdict]
+    elif lo > 0 or hi < 0:
+        same = (lo > 0) == (g > 0)
+        verdict = "not_reproduced" if not same or outside else "reproduced"
+        why = ("the direction is decided and is the paper's, of a compatible size" if verdict == "reproduced" else
+               "the direction is decided against the paper's sign" if not same else
+               "the paper's size lies outside the interval by more than the margin")
+    else:
+        verdict = "not_reproduced" if outside else "inconclusive"
+        why = ("the paper's gain lies outside the interval by more than the margin" if outside else
+               "the interval contains zero: the direction is not decided")
+    return _base(claim, m, verdict, mean, f"{where}: {why}", seeds=n, paired=True, interval=(lo, hi), margin=margin)
+
+
+def trend(claim: Claim, m: Measurement, sd=None) -> Evidence:
+    """A paired trend (one number per seed, > 0 where the trend holds, e.g. MA minus CLT
+    epochs): reproduced when the 95 % t interval of the per-seed values lies above zero and the
+    mean reaches the measurement's ``floor``; not reproduced when it lies at or below zero;
+    otherwise (and always with one seed) inconclusive."""
+    values = list(m.values)
+    if not values:
+        return Evidence(claim.id, "not_run", None, "no run record")
+    n = len(values)
+    shows = f"{sum(v > 0 for v in values)} of {n} seed(s) show it"
+    if n == 1:
+        return _base(claim, m, "inconclusive", f"{m.detail}; {shows}", f"{m.rule}; one seed cannot decide a trend",
+                     seeds=1, paired=True)
+    mean, lo, hi = interval(values)
+    verdict = ("reproduced" if lo > 0 and mean >= m.floor else "not_reproduced" if hi <= 0 else "inconclusive")
+    return _base(claim, m, verdict, f"{m.detail}; {shows}, mean {mean:.3g}, {CONFIDENCE:.0%} interval "
+                 f"[{lo:.3g}, {hi:.3g}], floor {m.floor:g}", m.rule, seeds=n, paired=True, interval=(lo, hi))
+
+
+def statement(claim: Claim, m: Measurement, sd=None) -> Evidence:
+    """A qualitative sentence. With ``comparisons`` (labelled paired differences per seed, each
+    > 0 where the sentence holds): reproduced when every comparison's 95 % t interval lies above
+    zero, not reproduced when one lies below zero, else inconclusive. Otherwise the computed fact
+    decides; but a fact that rests on one seed of runs is inconclusive whichever way it came out."""
     (holds,) = m.values
-    return Evidence(claim.id, "reproduced" if holds else "not_reproduced", m.detail, _basis(m), m.rule,
-                    _seeds(m.seeds) if m.seeds else ())
+    if m.comparisons:
+        return _compared(claim, m, sd)
+    if m.seeds == 1:
+        return _base(claim, m, "inconclusive", m.detail, f"{m.rule}; the computed fact "
+                     f"{'holds' if holds else 'does not hold'} on one seed, which cannot decide it", seeds=1)
+    return _base(claim, m, "reproduced" if holds else "not_reproduced", m.detail, m.rule, seeds=m.seeds)
 
 
-def missing(claim: Claim, m: Measurement) -> Evidence:
-    """A claim without a value is not run; the evidence says why, the detail what exists
-    instead (never compared with the paper)."""
-    return Evidence(claim.id, "not_run", None, m.basis, m.detail)
+def _compared(claim: Claim, m: Measurement, sd) -> Evidence:
+    """Comparisons in the units of the paper's training claims; a one-seed comparison is decided
+    only beyond :data:`DECISIVE_SDS` plausible SDs of a paired difference (``sd``)."""
+    n = min(len(v) for _, v in m.comparisons)
+    parts, states = [], []
+    for label, values in m.comparisons:
+        if len(values) < 2:
+            limit = None if sd is None else DECISIVE_SDS * sd[0]
+            d = values[0]
+            states.append("undecided" if limit is None or abs(d) <= limit else "above" if d > 0 else "below")
+            parts.append(f"{label}: {d:+.3g} (one seed" + ("" if limit is None else
+                                                           f"; decided beyond +-{limit:.2g}") + ")")
+            continue
+        mean, lo, hi = interval(list(values))
+        states.append("above" if lo > 0 else "below" if hi < 0 else "undecided")
+        parts.append(f"{label}: {mean:+.3g} [{lo:+.3g}, {hi:+.3g}]")
+    verdict = ("not_reproduced" if "below" in states else "reproduced" if set(states) == {"above"}
+               else "inconclusive")
+    decided = sum(s != "undecided" for s in states)
+    allowance = "" if sd is None else (f"; one seed decides beyond {DECISIVE_SDS:g} x the paired-difference SD "
+                                       f"{sd[0]:.3g} pooled over {sd[1]} multi-seed cell(s)")
+    return _base(claim, m, verdict, m.detail, f"{m.rule}; paired differences, mean [{CONFIDENCE:.0%} interval]: "
+                 + "; ".join(parts) + f" ({decided} of {len(states)} decided{allowance})", seeds=n, paired=True)
+
+
+def missing(claim: Claim, m: Measurement, sd=None) -> Evidence:
+    """A claim without a value is not run; the evidence says why, the note what exists instead
+    (never compared with the paper)."""
+    return Evidence(claim.id, "not_run", None, m.basis, None, note=m.detail)
 
 
 RULES = {"exact": exact, "training": training, "gain": gain, "trend": trend, "statement": statement,
@@ -162,33 +282,45 @@ RULES = {"exact": exact, "training": training, "gain": gain, "trend": trend, "st
 
 
 def rules_markdown() -> str:
-    """The verdict rules in words, for the chapters (from the constants the rules use)."""
+    """The verdict rules in words, for the book and the README (from the constants the rules use)."""
+    c = f"{CONFIDENCE:.0%}"
     return "\n".join([
-        "**How verdicts are decided** (one rule per kind of claim, in `dpnotes.report.verdicts`):",
+        "**How a verdict is decided** (`dpnotes.report.verdicts`; every verdict shows its seeds, whether its arms "
+        "are paired, its fidelity and the measurement's caveat):",
         "",
-        "- *exact* (a computation, e.g. an epsilon): reproduced when our value printed with the "
-        "paper's digits is the paper's number.",
-        f"- *training* (an outcome of training): reproduced when the paper's value lies within our "
-        f"seeds' spread, mean +- max({SPREAD_SDS:g} SD over seeds, a floor stated with the claim in the "
-        "registry: e.g. 1 point of accuracy, 0.02 RMSE, 1 epoch for epochs-to-accuracy, the resolution "
-        "of per-epoch evaluation). A run that never produced the value (never reached the accuracy) "
-        "is not reproduced.",
-        "- *gain* (a printed difference to a baseline, paired by seed): reproduced when "
-        "our mean difference has the paper's sign and the paper's value lies within our seeds' spread, "
-        "as for training.",
-        f"- *trend* (e.g. \"the CLT run needs fewer epochs\"): reproduced when the trend holds in every "
-        f"seed, or when its mean over seeds exceeds max({TREND_SES:g} SE, a stated floor); a zero "
-        "difference is no trend. With three seeds, a mean above 2 SE implies the trend in every seed, "
-        "so three seeds need it in all three.",
-        "- *statement* (a qualitative sentence): reproduced when the computed fact holds.",
-        f"- A verdict resting on one seed is flagged `{SINGLE_SEED}`: the floor alone (training) or that "
-        "seed alone (trend) decides it.",
-        "- *not run*: no record answers the claim (or the paper's value is lost); the reason is given.",
+        "- *exact* (a computation, e.g. an epsilon): reproduced when ours, printed with the paper's digits (or cut "
+        "to them, where the paper truncates: said in the detail), is the paper's number.",
+        f"- *training* (an outcome of training): from our seeds' mean and its {c} t interval [lo, hi], and the "
+        "claim's margin M from the registry (1 point of accuracy, 0.02 RMSE, 1 epoch, ...). Reproduced when "
+        "[lo, hi] lies inside paper +- M; not reproduced when the paper's value lies outside [lo - M, hi + M]; "
+        "otherwise inconclusive. An outlier seed widens the interval, so it can only make a verdict inconclusive.",
+        f"- *one seed* never reproduces a training claim; it decides against one only when its gap exceeds "
+        f"M + {DECISIVE_SDS:g} x the seed SD pooled over the paper's own multi-seed cells; otherwise inconclusive.",
+        f"- *gain* (a printed difference to a baseline) and *comparisons* (A beats B, orderings): on paired seeds "
+        f"(same seed, data order and initialisation in both arms), from the {c} t interval of the paired "
+        "differences. The direction is decided only when it excludes zero: the paper's side (and a compatible "
+        "size) reproduces, the other side does not; an undecided direction is inconclusive.",
+        "- *statement* (a qualitative sentence): the computed fact decides when it rests on two or more seeds "
+        "(or on no runs); one seed makes it inconclusive.",
+        "- *not run*: no record answers the claim; the reason is given.",
+        "- *fidelity*: `paper` when the run used the paper's settings, `substitute` when something differs "
+        "(named: model, data, epochs, accountant, an inferred setting). Totals count the two apart.",
+        "- *context* (baselines quoted from other papers, values lost from the text) is listed, not counted.",
     ])
 
 
-def judge(claim: Claim, m: Measurement) -> Evidence:
-    """The verdict on ``claim`` given our measurement of it, by the rule of its kind."""
+def judge(claim: Claim, m: Measurement, sd: tuple[float, int] | None = None) -> Evidence:
+    """The verdict on ``claim`` given our measurement of it, by the rule of its kind; ``sd`` is
+    the plausible seed SD (and the cells behind it) for single-seed decisions (:func:`plausible_sd`).
+    Context claims (quoted baselines, values lost from the text) are not judged."""
     if m.claim_id != claim.id:
         raise ValueError(f"measurement of {m.claim_id!r} cannot answer claim {claim.id!r}")
-    return RULES[m.kind](claim, m)
+    if claim.context is not None or (claim.value is None and claim.kind != "statement"):
+        category = claim.context or "lost"
+        why = ("a baseline quoted from another paper: context, not a claim of this paper" if category == "quoted"
+               else "the paper's value is missing from the text")
+        numbers = [v for v in m.values if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        ours = statistics.fmean(numbers) if numbers and len(numbers) == len(m.values) else None
+        return Evidence(claim.id, "not_run", ours, why, None, seeds=len(numbers) if m.record_ids else None,
+                        note=m.detail if m.kind != "missing" else None, category=category)
+    return RULES[m.kind](claim, m, sd)
