@@ -199,7 +199,8 @@ def test_load_movielens_both_formats(tmp_path):
     r = load_movielens("100k", **kw)
     assert r.dtype == torch.int64 and r.tolist() == MOVIELENS.tolist()
     assert load_movielens("1m", **kw).tolist() == MOVIELENS[::-1].tolist()
-    assert read_movielens("100k", **kw).dtype == np.int64 and read_movielens("100k", **kw).tolist() == MOVIELENS.tolist()
+    numpy_ratings = read_movielens("100k", **kw)
+    assert numpy_ratings.dtype == np.int64 and numpy_ratings.tolist() == MOVIELENS.tolist()
     with pytest.raises(ValueError, match="variant"):
         load_movielens("20m", **kw)
 

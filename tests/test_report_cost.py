@@ -25,7 +25,8 @@ def test_a_cpu_segment_costs_its_wall_time_times_its_threads():
 
 
 def test_a_resumed_record_sums_its_segments_by_device():
-    r = _record("a", segments=((3600, "cpu: x86_64, 2 threads"), (1800, "cuda: NVIDIA H100"), (900, "cpu: arm, 1 threads")))
+    r = _record("a", segments=((3600, "cpu: x86_64, 2 threads"), (1800, "cuda: NVIDIA H100"),
+                               (900, "cpu: arm, 1 threads")))
     assert record_cost(r) == {"runs": 1, "cpu_core_h": 2.25, "cpu_wall_h": 1.25, "gpu_h": 0.5}
 
 
@@ -88,7 +89,8 @@ def test_evidence_outside_the_store_is_an_error():
 
 
 def test_markdown_shows_every_row():
-    t = costs([_record("a"), _record("b", paper="sadpsgd", seed=1)], [_claim("c1", ["a"]), _claim("s1", ["b"], "sadpsgd")])
+    t = costs([_record("a"), _record("b", paper="sadpsgd", seed=1)],
+              [_claim("c1", ["a"]), _claim("s1", ["b"], "sadpsgd")])
     text = markdown(t, claims=True)
     assert "| gdp | paper | 1 | 1.00 | 1.00 | 0.00 |" in text and "| sadpsgd | paper | 1 | 1 | 1.00 | 0.00 |" in text
     assert "| c1 | reproduced | 1 | 1.00 | 1.00 | 0.00 | 0.00 |" in text

@@ -48,7 +48,8 @@ def _binomial_parts(alphas: tuple[int, ...]) -> tuple[tuple[np.ndarray, ...], tu
     (from math.lgamma), k, alpha - k and k^2 - k (exact in float); and where each order's run starts."""
     log_binom, ks, rest, quad, starts = [], [], [], [], [0]
     for alpha in alphas:
-        log_binom += [math.lgamma(alpha + 1) - math.lgamma(k + 1) - math.lgamma(alpha - k + 1) for k in range(alpha + 1)]
+        log_binom += [math.lgamma(alpha + 1) - math.lgamma(k + 1) - math.lgamma(alpha - k + 1)
+                      for k in range(alpha + 1)]
         ks += range(alpha + 1)
         rest += range(alpha, -1, -1)
         quad += [k * k - k for k in range(alpha + 1)]

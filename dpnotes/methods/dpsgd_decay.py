@@ -65,7 +65,8 @@ def initial_sigma(epsilon: float, decay_rate: float, q: float, steps_per_epoch: 
     return _initial_sigma(
         validate.positive("epsilon", epsilon), float(decay_rate), validate.probability("q", q),
         validate.integer("steps_per_epoch", steps_per_epoch, minimum=1), validate.integer("epochs", epochs, minimum=1),
-        validate.probability("delta", delta, high_open=True), validate.choice("accountant", accountant, ACCOUNTANT_NAMES),
+        validate.probability("delta", delta, high_open=True),
+        validate.choice("accountant", accountant, ACCOUNTANT_NAMES),
         None if digits is None else validate.integer("digits", digits, minimum=1))
 
 

@@ -130,12 +130,12 @@ def markdown(tables: dict[str, list[dict]], *, claims: bool = False) -> str:
     lines += [f"| {r['paper']} | {r['profile']} | {r['runs']} | {_h(r['cpu_core_h'])} | {_h(r['cpu_wall_h'])} | "
               f"{_h(r['gpu_h'])} |" for r in tables["by_profile"]]
     lines += ["", "| paper | profile | seed | runs | CPU core-h | GPU-h |", "|---|---|---:|---:|---:|---:|"]
-    lines += [f"| {r['paper']} | {r['profile']} | {r['seed']} | {r['runs']} | {_h(r['cpu_core_h'])} | {_h(r['gpu_h'])} |"
-              for r in tables["by_seed"]]
+    lines += [f"| {r['paper']} | {r['profile']} | {r['seed']} | {r['runs']} | {_h(r['cpu_core_h'])} | "
+              f"{_h(r['gpu_h'])} |" for r in tables["by_seed"]]
     b = tables["behind_verdicts"]
-    lines += ["", f"Records behind verdicts: {b['runs']} runs, {_h(b['cpu_core_h'])} CPU core-h, {_h(b['gpu_h'])} GPU-h. "
-              "Claims judged from runs, per paper (share: each record split equally among the claims it backs; "
-              "full: all of a claim's records):", "",
+    lines += ["", f"Records behind verdicts: {b['runs']} runs, {_h(b['cpu_core_h'])} CPU core-h, "
+              f"{_h(b['gpu_h'])} GPU-h.", "Claims judged from runs, per paper (share: each record split equally "
+              "among the claims it backs;", "full: all of a claim's records):", "",
               "| paper | claims | CPU core-h (shares) | GPU-h (shares) | CPU core-h per claim, full: median | max |",
               "|---|---:|---:|---:|---:|---:|"]
     for paper in dict.fromkeys(c["paper"] for c in tables["by_claim"]):
