@@ -260,3 +260,23 @@ def test_pure_accountant_refuses_gaussian_mechanisms():
     with pytest.raises(UnsupportedEventError, match="pure"):
         accountant("pure").price_mechanisms([(0.01, 1.0, 10)], 1e-5)
     assert not accountant("pure").prices_gaussians and accountant("pld").prices_gaussians
+
+
+def test_calibrations_are_cached_by_their_checked_inputs():
+    """``noise_multiplier`` answers a repeated calibration from its cache, with the very value it
+    computed; equal inputs in other types (int, numpy, an order list) share an entry."""
+    from dpnotes.accounting import calibrate
+
+    calibrate._noise_multiplier.cache_clear()
+    first = noise_multiplier(2, 0.01, 500, 1e-5, digits=3)
+    assert calibrate._noise_multiplier.cache_info().misses == 1
+    again = noise_multiplier(np.float64(2.0), 0.01, 500.0, 1e-5, digits=3)
+    assert again == first and calibrate._noise_multiplier.cache_info().hits == 1
+    assert calibrate._noise_multiplier.__wrapped__(2.0, 0.01, 500.0, 1e-5, "rdp", None, 1e-6, 3) == first
+    other = noise_multiplier(2, 0.01, 500, 1e-6, digits=3)  # another delta: computed anew, larger
+    assert other > first and calibrate._noise_multiplier.cache_info().misses == 2
+    orders = [2.0, 4.0, 8.0, 16.0, 32.0]
+    assert noise_multiplier(2, 0.01, 500, 1e-5, orders=orders) == noise_multiplier(2, 0.01, 500, 1e-5,
+                                                                                    orders=np.array(orders))
+    with pytest.raises(ValueError, match="orders must all be > 1"):
+        noise_multiplier(2, 0.01, 500, 1e-5, orders=[1.0, 2.0])

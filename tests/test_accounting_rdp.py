@@ -4,12 +4,14 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from dp_accounting.rdp import rdp_privacy_accountant
 from opacus.accountants.analysis.rdp import get_privacy_spent
 from scipy import integrate
 from scipy.stats import norm
 
 from dpnotes.accounting import ORDERS, rdp_epsilon, rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
+from dpnotes.accounting.rdp import _log_a_integers
 
 
 def _configs(n, seed, integer_orders):
@@ -130,3 +132,29 @@ def test_infinite_rdp_gives_infinite_epsilon():
 def test_invalid_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def _log_a_term_by_term(q, sigma, alpha):
+    """The reference: log A_alpha at an integer order, one binomial term at a time (the
+    implementation before the terms were formed with numpy)."""
+    log_a = -math.inf
+    for k in range(alpha + 1):
+        log_binom = math.lgamma(alpha + 1) - math.lgamma(k + 1) - math.lgamma(alpha - k + 1)
+        term = log_binom + k * math.log(q) + (alpha - k) * math.log1p(-q) + (k * k - k) / (2 * sigma**2)
+        hi, lo = max(log_a, term), min(log_a, term)
+        log_a = hi if lo == -math.inf else hi + math.log1p(math.exp(lo - hi))
+    return log_a
+
+
+@settings(max_examples=300, deadline=None)
+@given(q=st.floats(1e-9, 1.0, exclude_max=True), sigma=st.floats(1e-3, 1e4),
+       alphas=st.lists(st.integers(2, 600), min_size=1, max_size=8))
+def test_integer_orders_are_bit_for_bit_the_term_by_term_sum(q, sigma, alphas):
+    """Calibrated sigmas (and with them stored runs' spec ids) rest on these values' last bits."""
+    got = _log_a_integers(q, sigma, tuple(alphas))
+    assert [float(v).hex() for v in got] == [_log_a_term_by_term(q, sigma, a).hex() for a in alphas]
+
+
+def test_integer_orders_name_a_sigma_too_small_to_square():
+    with pytest.raises(ValueError, match=r"sigma must be >= 1e-161"):
+        subsampled_gaussian_rdp(0.5, 1e-170, 1, [2.0])

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from datafiles import (IMDB_REVIEWS, MOVIELENS, idx_bytes, make_adult, make_cifar, make_idx, make_imdb_jsonl,
                        make_imdb_tarball, make_movielens, write)
 from dpnotes.data import (adult_features, imdb_sequences, load_adult, load_cifar10, load_fashion_mnist,
-                          load_imdb, load_mnist, load_movielens)
+                          load_imdb, load_mnist, load_movielens, read_labels, read_movielens)
 from dpnotes.data.adult import GROUPS, NUM_FEATURES, _quintile_bins
 from dpnotes.data.images import read_idx
 from dpnotes.data.imdb import OOV, START, build_vocabulary, encode, tokenize
@@ -57,6 +57,18 @@ def test_cifar10_layout_and_batch_order(tmp_path):
     assert np.array_equal(xt.reshape(3, -1).numpy(), records["test_batch.bin"][:, 1:])
     with pytest.raises(ValueError, match="split"):
         load_cifar10("all", **kw)
+
+
+@pytest.mark.parametrize("name", ["mnist", "fashion-mnist", "cifar-10"])
+def test_read_labels_are_the_loaders_labels(tmp_path, name):
+    ds, _ = (make_cifar if name == "cifar-10" else lambda d: make_idx(d, name=name))(tmp_path / "m")
+    kw = dict(mirror=tmp_path / "m", cache_dir=tmp_path / "c", registry={name: ds})
+    load = {"mnist": load_mnist, "fashion-mnist": load_fashion_mnist, "cifar-10": load_cifar10}[name]
+    for split in ("train", "test"):
+        labels = read_labels(name, split, **kw)
+        assert labels.dtype == np.int64 and np.array_equal(labels, load(split, **kw)[1].numpy())
+    with pytest.raises(ValueError, match="dataset must be one of"):
+        read_labels("cifar-100", **kw)
 
 
 @pytest.mark.parametrize("form", ["jsonl", "tarball"])
@@ -187,6 +199,8 @@ def test_load_movielens_both_formats(tmp_path):
     r = load_movielens("100k", **kw)
     assert r.dtype == torch.int64 and r.tolist() == MOVIELENS.tolist()
     assert load_movielens("1m", **kw).tolist() == MOVIELENS[::-1].tolist()
+    numpy_ratings = read_movielens("100k", **kw)
+    assert numpy_ratings.dtype == np.int64 and numpy_ratings.tolist() == MOVIELENS.tolist()
     with pytest.raises(ValueError, match="variant"):
         load_movielens("20m", **kw)
 

@@ -108,3 +108,16 @@ def test_resume_is_exact(tmp_path):
     assert strip(resumed["epochs"]) == strip(full["epochs"])
     assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]
     assert np.isclose(resumed["privacy"]["epsilon"]["rdp"]["epsilon"], full["privacy"]["epsilon"]["rdp"]["epsilon"])
+
+
+def test_initial_sigma_is_cached_by_its_checked_inputs():
+    decay._initial_sigma.cache_clear()
+    first = decay.initial_sigma(2.0, 0.01, 0.01, 100, 5, 1e-5, accountant="rdp", digits=3)
+    assert decay.initial_sigma(2, 0.01, 0.01, 100, 5, 1e-5, accountant="rdp", digits=3) == first
+    info = decay._initial_sigma.cache_info()
+    assert (info.hits, info.misses) == (1, 1)
+    assert decay._initial_sigma.__wrapped__(2.0, 0.01, 0.01, 100, 5, 1e-5, "rdp", 3) == first
+    with pytest.raises(ValueError, match="steps_per_epoch must be an integer"):
+        decay.initial_sigma(2.0, 0.01, 0.01, 100.0, 5, 1e-5)
+    with pytest.raises(ValueError, match="accountant must be one of"):
+        decay.initial_sigma(2.0, 0.01, 0.01, 100, 5, 1e-5, accountant="moments")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 import numpy as np
 from scipy import optimize
@@ -109,6 +110,18 @@ def noise_multiplier(
     steps = validate.positive("steps", steps)
     delta = validate.probability("delta", delta, high_open=True)
     tol = validate.positive("tol", tol)
+    if digits is not None:
+        digits = validate.integer("digits", digits, minimum=1)
+    if orders is not None and not isinstance(orders, str):
+        orders = tuple(resolve_orders(orders).tolist())
+    return _noise_multiplier(target, q, steps, delta, accountant, orders, tol, digits)
+
+
+@lru_cache(maxsize=1024)
+def _noise_multiplier(target: float, q: float, steps: float, delta: float, accountant: str,
+                      orders: str | tuple[float, ...] | None, tol: float, digits: int | None) -> float:
+    """:func:`noise_multiplier` on checked, hashable inputs, cached by them: a pure function, and
+    the book and ``dpnotes scoreboard`` ask for the same calibrations many times (run configs)."""
     if accountant in CONVERSION:
         a = _orders(accountant, orders)
         conversion = CONVERSION[accountant]
@@ -124,7 +137,7 @@ def noise_multiplier(
         sigma = _solve_log_sigma(eps_of, target, tol)
     while eps_of(sigma) > target:  # the root finder may stop just below the root
         sigma *= 1 + tol
-    return sigma if digits is None else _on_grid(sigma, eps_of, target, validate.integer("digits", digits, minimum=1))
+    return sigma if digits is None else _on_grid(sigma, eps_of, target, digits)
 
 
 def _on_grid(sigma: float, eps_of: Callable[[float], float], target: float, digits: int) -> float:

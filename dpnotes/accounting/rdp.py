@@ -21,16 +21,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
 from dpnotes import validate
-
-
-def _log_add(a: float, b: float) -> float:
-    """log(e^a + e^b)."""
-    hi, lo = max(a, b), min(a, b)
-    return hi if lo == -math.inf else hi + math.log1p(math.exp(lo - hi))
 
 
 def log_erfc(x: float) -> float:
@@ -47,14 +42,46 @@ def log_erfc(x: float) -> float:
     return -x * x - math.log(x * math.sqrt(math.pi)) + math.log(series)
 
 
-def _log_a_integer(q: float, sigma: float, alpha: int) -> float:
-    """log A_alpha at an integer order: the binomial expansion of E[((1-q) + q e^{...})^alpha]."""
-    log_a = -math.inf
-    for k in range(alpha + 1):
-        log_binom = math.lgamma(alpha + 1) - math.lgamma(k + 1) - math.lgamma(alpha - k + 1)
-        term = log_binom + k * math.log(q) + (alpha - k) * math.log1p(-q) + (k * k - k) / (2 * sigma**2)
-        log_a = _log_add(log_a, term)
-    return log_a
+@lru_cache(maxsize=32)
+def _binomial_parts(alphas: tuple[int, ...]) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
+    """For the integer orders ``alphas``, over k = 0..alpha of each, concatenated: log C(alpha, k)
+    (from math.lgamma), k, alpha - k and k^2 - k (exact in float); and where each order's run starts."""
+    log_binom, ks, rest, quad, starts = [], [], [], [], [0]
+    for alpha in alphas:
+        log_binom += [math.lgamma(alpha + 1) - math.lgamma(k + 1) - math.lgamma(alpha - k + 1)
+                      for k in range(alpha + 1)]
+        ks += range(alpha + 1)
+        rest += range(alpha, -1, -1)
+        quad += [k * k - k for k in range(alpha + 1)]
+        starts.append(starts[-1] + alpha + 1)
+    parts = tuple(np.array(v, dtype=float) for v in (log_binom, ks, rest, quad))
+    for v in parts:
+        v.flags.writeable = False
+    return parts, tuple(starts)
+
+
+def _log_a_integers(q: float, sigma: float, alphas: tuple[int, ...]) -> list[float]:
+    """log A_alpha at integer orders: the binomial expansion of E[((1-q) + q e^{...})^alpha],
+    ``log sum_k C(alpha, k) q^k (1-q)^(alpha-k) exp((k^2 - k) / (2 sigma^2))``.
+
+    The terms are formed with numpy (the same IEEE operations, in the same order, as one term
+    at a time in Python) and summed in log space one after the other with math.exp and
+    math.log1p, so every value is bit for bit that of the term-by-term loop (tested), at a
+    fraction of its cost: run configs are calibrated from these values, and a change in their
+    last bits could move a calibrated sigma and with it a stored run's spec id."""
+    two_var = 2 * sigma**2
+    if two_var == 0.0:
+        raise ValueError(f"sigma must be >= 1e-161 (below, 2 sigma^2 underflows to 0), got {sigma!r}")
+    (log_binom, ks, rest, quad), starts = _binomial_parts(alphas)
+    terms = (log_binom + ks * math.log(q) + rest * math.log1p(-q) + quad / two_var).tolist()
+    exp, log1p, out = math.exp, math.log1p, []
+    for start, stop in zip(starts, starts[1:]):
+        log_a = -math.inf
+        for t in terms[start:stop]:  # log_a = log(e^log_a + e^t)
+            hi, lo = (t, log_a) if t > log_a else (log_a, t)
+            log_a = hi if lo == -math.inf else hi + log1p(exp(lo - hi))
+        out.append(log_a)
+    return out
 
 
 def _log_erfc_array(x: np.ndarray) -> np.ndarray:
@@ -102,7 +129,7 @@ def _rdp_one_step(q: float, sigma: float, alpha: np.ndarray) -> np.ndarray:
         return alpha / (2 * sigma**2)
     log_a = np.empty(alpha.size)
     integer = np.array([a.is_integer() for a in alpha.tolist()], dtype=bool)
-    log_a[integer] = [_log_a_integer(q, sigma, int(a)) for a in alpha[integer]]
+    log_a[integer] = _log_a_integers(q, sigma, tuple(int(a) for a in alpha[integer]))
     fractional = ~integer
     if fractional.any():
         log_a[fractional] = _log_a_fractional(q, sigma, alpha[fractional])
@@ -136,6 +163,9 @@ def resolve_orders(orders: str | Sequence[float]) -> np.ndarray:
     """
     if isinstance(orders, str):
         return np.array(ORDERS[validate.choice("orders", orders, ORDERS)])
+    if isinstance(orders, np.ndarray) and orders.dtype == np.float64 and orders.ndim == 1 and orders.size:
+        if np.isfinite(orders).all() and orders.min() > 1:  # the common case, checked at once
+            return orders.copy()
     values = [validate.positive("orders", a) for a in orders]
     if not values:
         raise ValueError("orders must not be empty")

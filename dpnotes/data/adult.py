@@ -38,12 +38,16 @@ as in a9a; every other group has exactly one column set.  Label: 1 for income ">
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
-import torch
 
 from dpnotes import validate
 from dpnotes.data.store import fetch
+
+if TYPE_CHECKING:  # pandas and torch are imported where data is read (not by `import dpnotes.data`)
+    import pandas as pd
+    import torch
 
 COLUMNS = (
     "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
@@ -89,6 +93,8 @@ def load_adult(split: str = "train", *, mirror=None, cache_dir=None, registry=No
     """The raw records of ``split`` ("train" = adult.data, 32,561 rows; "test" = adult.test,
     16,281 rows) with the columns :data:`COLUMNS`; "?" becomes missing (NaN), the test file's
     header line and the trailing "." of its labels are removed."""
+    import pandas as pd
+
     validate.choice("split", split, _FILES)
     name = _FILES[split]
     path = fetch("adult", [name], mirror=mirror, cache_dir=cache_dir, registry=registry)[name]
@@ -113,6 +119,9 @@ def _quintile_bins(train: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 def encode_a9a(records: pd.DataFrame, train: pd.DataFrame) -> tuple[torch.Tensor, torch.Tensor]:
     """The a9a encoding (module doc) of ``records``, with quantile bins taken from ``train``."""
+    import pandas as pd
+    import torch
+
     n = len(records)
     x = np.zeros((n, NUM_FEATURES), dtype=np.float32)
     rows, start = np.arange(n), 0

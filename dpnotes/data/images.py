@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-import torch
 
 from dpnotes import validate
 from dpnotes.data.store import fetch
@@ -34,12 +33,19 @@ def read_idx(path: Path) -> np.ndarray:
     return data.reshape(dims)
 
 
-def _load_idx_pair(dataset: str, split: str, mirror, cache_dir, registry):
+def _idx_paths(dataset: str, split: str, mirror, cache_dir, registry) -> tuple[Path, Path]:
     validate.choice("split", split, _SPLITS)
     prefix = "train" if split == "train" else "t10k"
     names = [f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte"]
     paths = fetch(dataset, names, mirror=mirror, cache_dir=cache_dir, registry=registry)
-    images, labels = read_idx(paths[names[0]]), read_idx(paths[names[1]])
+    return paths[names[0]], paths[names[1]]
+
+
+def _load_idx_pair(dataset: str, split: str, mirror, cache_dir, registry):
+    import torch
+
+    image_path, label_path = _idx_paths(dataset, split, mirror, cache_dir, registry)
+    images, labels = read_idx(image_path), read_idx(label_path)
     if images.ndim != 3 or labels.ndim != 1 or len(images) != len(labels):
         raise ValueError(f"{dataset} {split}: images {images.shape} and labels {labels.shape} do not match")
     return torch.from_numpy(images), torch.from_numpy(labels.astype(np.int64))
@@ -58,18 +64,45 @@ def load_fashion_mnist(split: str = "train", *, mirror=None, cache_dir=None, reg
 def load_cifar10(split: str = "train", *, mirror=None, cache_dir=None, registry=None):
     """CIFAR-10 ``split`` ("train": batches 1-5 in order, 50,000; "test": 10,000) as
     (uint8 [N, 3, 32, 32] channels R, G, B; int64 [N] labels 0-9)."""
+    import torch
+
+    data = np.concatenate(_cifar10_records(split, mirror, cache_dir, registry, np.fromfile))
+    labels = _cifar10_labels(data, split)
+    images = np.ascontiguousarray(data[:, 1:]).reshape(-1, 3, 32, 32)
+    return torch.from_numpy(images), torch.from_numpy(labels)
+
+
+def _cifar10_records(split: str, mirror, cache_dir, registry, read) -> list[np.ndarray]:
+    """The 3073-byte records of each file of ``split``, read with ``read(path, dtype=uint8)``."""
     validate.choice("split", split, _SPLITS)
     names = [f"data_batch_{i}.bin" for i in range(1, 6)] if split == "train" else ["test_batch.bin"]
     paths = fetch("cifar-10", names, mirror=mirror, cache_dir=cache_dir, registry=registry)
     records = []
     for name in names:
-        raw = np.fromfile(paths[name], dtype=np.uint8)
+        raw = read(paths[name], dtype=np.uint8)
         if raw.size % 3073:
             raise ValueError(f"{paths[name]}: size {raw.size} is not a multiple of 3073-byte records")
         records.append(raw.reshape(-1, 3073))
-    data = np.concatenate(records)
-    labels = data[:, 0].astype(np.int64)
+    return records
+
+
+def _cifar10_labels(records: np.ndarray, split: str) -> np.ndarray:
+    labels = records[:, 0].astype(np.int64)
     if labels.size and labels.max() > 9:
         raise ValueError(f"cifar-10 {split}: label {labels.max()} out of range 0-9")
-    images = np.ascontiguousarray(data[:, 1:]).reshape(-1, 3, 32, 32)
-    return torch.from_numpy(images), torch.from_numpy(labels)
+    return labels
+
+
+def read_labels(dataset: str, split: str = "train", *, mirror=None, cache_dir=None, registry=None) -> np.ndarray:
+    """The int64 labels of ``split`` of ``dataset`` ("mnist", "fashion-mnist" or "cifar-10"), in
+    the order of the loaders above, as numpy: counting examples and classes needs no images and no
+    torch (CIFAR-10's files are memory-mapped, only their label bytes are read)."""
+    validate.choice("dataset", dataset, ("mnist", "fashion-mnist", "cifar-10"))
+    if dataset == "cifar-10":
+        records = _cifar10_records(split, mirror, cache_dir, registry, lambda p, dtype: np.memmap(p, dtype, "r"))
+        return np.concatenate([_cifar10_labels(r, split) for r in records])
+    _, label_path = _idx_paths(dataset, split, mirror, cache_dir, registry)
+    labels = read_idx(label_path)
+    if labels.ndim != 1:
+        raise ValueError(f"{label_path}: labels must be one-dimensional, got shape {labels.shape}")
+    return labels.astype(np.int64)

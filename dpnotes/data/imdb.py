@@ -29,13 +29,16 @@ import re
 import tarfile
 from collections import Counter
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from dpnotes import validate
 from dpnotes.data.registry import get_dataset
 from dpnotes.data.store import atomic_write, derived_path, fetch_any
+
+if TYPE_CHECKING:  # torch is imported where data is read (not by `import dpnotes.data`)
+    import torch
 
 _SPLITS = ("train", "test")
 _JSONL, _TARBALL = "imdb_reviews.jsonl", "aclImdb_v1.tar.gz"
@@ -79,6 +82,8 @@ def _reviews_file(mirror, cache_dir, registry) -> tuple[Path, str]:
 
 
 def _read(path: Path, split: str) -> tuple[list[str], torch.Tensor]:
+    import torch
+
     texts, labels = [], []
     with path.open("rb") as f:
         for line in f:
@@ -118,6 +123,8 @@ def build_vocabulary(texts: list[str], num_words: int) -> dict[str, int]:
 def encode(texts: list[str], vocab: dict[str, int], maxlen: int) -> torch.Tensor:
     """int64 [len(texts), maxlen]: start marker + word indices (OOV = 2), Keras "pre" truncation
     and padding."""
+    import torch
+
     seqs = [[START] + [vocab.get(w, OOV) for w in tokenize(t)] for t in texts]
     lengths = np.fromiter((len(s) for s in seqs), dtype=np.int64, count=len(seqs))
     flat = np.fromiter((i for s in seqs for i in s), dtype=np.int64, count=int(lengths.sum()))
@@ -135,6 +142,8 @@ def imdb_sequences(num_words: int = 10000, maxlen: int = 256, *, mirror=None, ca
                    registry=None):
     """(x_train int64 [25000, maxlen], y_train, x_test int64 [25000, maxlen], y_test) in the
     Keras convention of the module doc; the result is cached per (source, num_words, maxlen)."""
+    import torch
+
     validate.integer("num_words", num_words, minimum=INDEX_FROM + 2)
     validate.integer("maxlen", maxlen, minimum=1)
     path, source = _reviews_file(mirror, cache_dir, registry)

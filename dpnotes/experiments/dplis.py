@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-import torch
 
 from dpnotes import claims, validate
 from dpnotes.accounting.rdp import resolve_orders, rdp_to_epsilon, subsampled_gaussian_rdp
@@ -233,11 +232,10 @@ _T4_OFFLINE = {"cifar100": "CIFAR-100", "pubfig83": "PubFig83", "celeba1000": "C
 @lru_cache(maxsize=None)
 def dataset_counts(name: str) -> tuple[int, int]:
     """(N_train, number of classes) counted on the training labels of ``mnist`` or ``cifar10``."""
-    from dpnotes import data
+    from dpnotes.data import read_labels
 
-    load = {"mnist": data.load_mnist, "cifar10": data.load_cifar10}[validate.choice("name", name, ("mnist", "cifar10"))]
-    _, y = load("train")
-    return len(y), len(torch.unique(y))
+    y = read_labels({"mnist": "mnist", "cifar10": "cifar-10"}[validate.choice("name", name, ("mnist", "cifar10"))])
+    return len(y), len(np.unique(y))
 
 
 def _table4_claims() -> list[Measurement]:
@@ -422,6 +420,8 @@ def configs(profile: str) -> list[dict]:
 def _images(dataset: str):
     """(train, test) of ``dataset`` as the authors' code prepares it: MNIST / 255; CIFAR-10
     / 255, then per-channel mean and std (REFERENCE.md "DPlis"); no augmentation."""
+    import torch
+
     from dpnotes import data
 
     if dataset == "mnist":

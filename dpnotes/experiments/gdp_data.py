@@ -86,6 +86,7 @@ def movielens_split_sizes() -> tuple[int, int]:
     return ML100K_RATINGS - n_test, n_test
 
 
+@lru_cache(maxsize=1)
 def movielens_sizes() -> tuple[int, int]:
     """(number of users, number of items) of MovieLens-100k (ids from 0)."""
     (ptr, _), (pte, _) = _movielens_data()

@@ -15,9 +15,11 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 from dpnotes import validate
 from dpnotes.accounting.calibrate import ledger_scale
+from dpnotes.accounting.registry import ACCOUNTANT_NAMES
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
 from dpnotes.train.plugins import Plugin
 
@@ -57,8 +59,20 @@ def ledger(sigma0: float, decay_rate: float, q: float, steps_per_epoch: int, epo
 
 def initial_sigma(epsilon: float, decay_rate: float, q: float, steps_per_epoch: int, epochs: int, delta: float, *,
                   accountant: str = "rdp", digits: int | None = None) -> float:
-    """The smallest sigma_0 whose schedule meets (``epsilon``, ``delta``) under ``accountant``."""
+    """The smallest sigma_0 whose schedule meets (``epsilon``, ``delta``) under ``accountant``;
+    cached by its checked inputs (run configs ask for the same calibration many times)."""
     Config(decay_rate)
+    return _initial_sigma(
+        validate.positive("epsilon", epsilon), float(decay_rate), validate.probability("q", q),
+        validate.integer("steps_per_epoch", steps_per_epoch, minimum=1), validate.integer("epochs", epochs, minimum=1),
+        validate.probability("delta", delta, high_open=True),
+        validate.choice("accountant", accountant, ACCOUNTANT_NAMES),
+        None if digits is None else validate.integer("digits", digits, minimum=1))
+
+
+@lru_cache(maxsize=256)
+def _initial_sigma(epsilon: float, decay_rate: float, q: float, steps_per_epoch: int, epochs: int, delta: float,
+                   accountant: str, digits: int | None) -> float:
     return ledger_scale(lambda s: ledger(s, decay_rate, q, steps_per_epoch, epochs), epsilon, delta,
                         accountant=accountant, digits=digits)
 

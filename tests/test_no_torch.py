@@ -1,0 +1,37 @@
+"""Paths that train nothing import no torch (and no pandas): checked in a fresh interpreter.
+
+``dpnotes scoreboard`` still imports torch, through :func:`dpnotes.spec.resolve` (the model,
+method and train registries a run config's spec id is made from); the paths below must not.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+_CHECK = "import sys; {body}; print(sorted(m for m in ('torch', 'pandas') if m in sys.modules))"
+
+
+def _heavy_imports(body: str) -> list[str]:
+    out = subprocess.run([sys.executable, "-c", _CHECK.format(body=body)], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1].replace("'", '"'))
+
+
+@pytest.mark.parametrize("module", ["dpnotes.data", "dpnotes.report", "dpnotes.report.cost",
+                                    "dpnotes.experiments.dplis", "dpnotes.accounting.calibrate", "dpnotes.cli"])
+def test_importing_a_non_training_module_imports_no_torch(module):
+    assert _heavy_imports(f"import {module}") == []
+
+
+def test_cost_without_claims_imports_no_torch(tmp_path):
+    record = {"id": "a1", "spec": {"paper": "gdp", "profile": "paper", "seed": 0},
+              "provenance": {"segments": [{"wall_s": 3600, "device": "cpu: x86_64, 1 threads"}]}}
+    (tmp_path / "gdp" / "paper").mkdir(parents=True)
+    (tmp_path / "gdp" / "paper" / "a1.json").write_text(json.dumps(record))
+    body = ("from dpnotes.cli import main; import contextlib, io; "
+            f"f = io.StringIO(); c = contextlib.redirect_stdout(f); c.__enter__(); "
+            f"assert main(['cost', '--no-claims', '--results', {str(tmp_path)!r}]) == 0; c.__exit__(None, None, None); "
+            "assert '| gdp | paper | 1 | 1.00 |' in f.getvalue()")
+    assert _heavy_imports(body) == []
