@@ -152,10 +152,11 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
 
 def audit_summary(scores: dict, included, delta: float) -> dict:
     """Scores (LLR, 6 significant digits), inclusion bits and the bounds: the one-run test on
-    the LLR and on the linear score (guess counts :data:`GUESSES`, Bonferroni) and the GDP estimate."""
+    the LLR and on the linear score (guess counts :data:`GUESSES`, Bonferroni), its f-DP version
+    on the LLR (a bound for Gaussian-shaped claims only) and the GDP estimate."""
     import numpy as np
 
-    from dpnotes.audit.one_run import gdp_epsilon, one_run_audit
+    from dpnotes.audit.one_run import gdp_epsilon, one_run_audit, one_run_fdp_audit
 
     inc = np.asarray(included, dtype=bool)
     llr = np.asarray([float(f"{v:.6g}") for v in scores["llr"]])
@@ -165,6 +166,9 @@ def audit_summary(scores: dict, included, delta: float) -> dict:
         r = one_run_audit(values, inc, delta, GUESSES)
         out[f"one_run_{name}"] = {"epsilon": r.epsilon, "guesses": r.guesses, "correct": r.correct,
                                   "significance": r.significance}
+    r = one_run_fdp_audit(llr, inc, delta, GUESSES)
+    out["one_run_fdp_llr"] = {"epsilon": r.epsilon, "guesses": r.guesses, "correct": r.correct,
+                              "significance": r.significance}
     out["gdp_estimate"] = gdp_epsilon(llr, inc, delta)
     return out
 

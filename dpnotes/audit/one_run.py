@@ -178,3 +178,53 @@ def bernoulli_one_run(eps: float, m: int, rng: np.random.Generator) -> tuple[np.
     bit = np.where(truthful, included, ~included)
     return bit + 1e-9 * rng.random(m), included
 
+
+
+def _fdp_rejects(m: int, guesses: int, correct: int, mu: float, significance: float) -> bool:
+    """Whether ``correct`` of ``guesses`` (top-score guesses) reject the claim "mu-GDP" in the
+    f-DP one-run test (Mahloujifar, Melis, Chaudhuri 2024, arXiv 2410.22235, Algorithm 3 with
+    the cap): r and h bound the expected correct and wrong guesses, raised step by step along the
+    blow-up f^-1(x) = Phi(Phi^-1(x) - mu) of the Gaussian trade-off; rejected if r + h > guesses/m."""
+    r = significance * correct / m
+    h = significance * (guesses - correct) / m
+    for i in range(correct - 1, -1, -1):
+        h_new = max(h, float(stats.norm.cdf(stats.norm.ppf(r) - mu)))
+        if h_new == h:
+            break
+        r, h = min(r + i / (guesses - i) * (h_new - h), 1.0), h_new
+    return r + h > guesses / m
+
+
+def gdp_mu_lower_bound(m: int, guesses: int, correct: int, significance: float = SIGNIFICANCE) -> float:
+    """The largest mu such that "the run is mu-GDP" is rejected by :func:`_fdp_rejects` (0 if
+    none). A lower bound on mu for a mechanism whose trade-off curve is Gaussian-shaped (the
+    Gaussian mechanism itself; a good fit for many composed subsampled steps); it says nothing
+    about (eps, delta) claims of other shapes."""
+    m = validate.integer("m", m, minimum=1)
+    if not 0 < correct <= guesses <= m or not _fdp_rejects(m, guesses, correct, 1e-9, significance):
+        return 0.0
+    hi = 1.0
+    while _fdp_rejects(m, guesses, correct, hi, significance):
+        hi *= 2
+        if hi > 64:
+            return 64.0
+    return float(optimize.brentq(lambda mu: 0.5 - _fdp_rejects(m, guesses, correct, mu, significance),
+                                 1e-9, hi, xtol=1e-9))
+
+
+def one_run_fdp_audit(scores, included, delta: float, guesses=(100, 1000), *,
+                      significance: float = SIGNIFICANCE) -> OneRunResult:
+    """The f-DP one-run bound (:func:`gdp_mu_lower_bound`, top-score guesses only) as eps at
+    ``delta`` of the rejected mu-GDP claim: the best over the fixed ``guesses``, Bonferroni."""
+    s, inc = _check_scores(scores, included)
+    m = len(s)
+    counts = sorted({min(validate.integer("guesses", g, minimum=1), m) for g in guesses})
+    level = significance / len(counts)
+    best = None
+    for r in counts:
+        v = correct_guesses(s, inc, r, 0)
+        mu = gdp_mu_lower_bound(m, r, v, level)
+        eps = 0.0 if mu == 0 else epsilon_from_mu(mu, delta)
+        if best is None or eps > best.epsilon:
+            best = OneRunResult(eps, r, v, m, level)
+    return best
