@@ -59,7 +59,7 @@ test: $(STAMP)
 # unchanged since its last execution; the runner skips runs whose records already exist.
 notebooks: $(STAMP)
 	$(BIN)/python book/execute.py $(EXECUTED) $(foreach p,$(PAPERS),notebooks/$(p).ipynb) \
-	  book/scoreboard.ipynb -p profile $(PROFILE) -p device $(DEVICE) --jobs $(BOOK_JOBS)
+	  notebooks/audit.ipynb book/scoreboard.ipynb -p profile $(PROFILE) -p device $(DEVICE) --jobs $(BOOK_JOBS)
 
 # Warnings are errors (-W). Sphinx rebuilds only the pages whose sources changed (`make clean`
 # for a build from nothing). The book is offline: MathJax is bundled (`make mathjax`) and no page

@@ -7,13 +7,15 @@ import argparse
 from dpnotes.claims import PAPERS
 from dpnotes.results import PROFILES, Store
 
+STUDIES = ("audit",)  # dpnotes.experiments.STUDIES (written out: --help imports nothing heavy)
+
 
 def register(sub) -> None:
     p = sub.add_parser("run", help="run a paper's experiments (records go to the results store)",
                        description="Run the experiments behind a paper's tables and figures. "
                        "Configs that already have a record are skipped; an interrupted run resumes "
                        "from its checkpoint.")
-    p.add_argument("paper", choices=PAPERS, metavar="PAPER", help=f"one of: {', '.join(PAPERS)}")
+    p.add_argument("paper", choices=PAPERS + STUDIES, metavar="PAPER", help=f"one of: {', '.join(PAPERS + STUDIES)}")
     p.add_argument("--profile", choices=PROFILES, default="quick",
                    help="smoke (seconds), quick (minutes on a laptop CPU; default), paper (the paper's settings)")
     p.add_argument("--only", metavar="PATTERN", help="run only experiments matching this glob, e.g. 'table1.*'")

@@ -41,10 +41,15 @@ from dpnotes.claims import PAPERS
 from dpnotes import spec
 
 
+STUDIES = {"audit": "dpnotes.audit.campaign"}  # run like a paper, records under results/<study>/
+
+
 def module(paper: str) -> ModuleType:
-    """The experiments module of a paper; ``ValueError`` for an unknown paper."""
+    """The experiments module of a paper (or of a study of :data:`STUDIES`); ``ValueError`` otherwise."""
+    if paper in STUDIES:
+        return importlib.import_module(STUDIES[paper])
     if paper not in PAPERS:
-        raise ValueError(f"paper must be one of {', '.join(PAPERS)}; got {paper!r}")
+        raise ValueError(f"paper must be one of {', '.join(PAPERS + tuple(STUDIES))}; got {paper!r}")
     return importlib.import_module(f"{__name__}.{paper}")
 
 

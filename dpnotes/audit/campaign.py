@@ -1,0 +1,193 @@
+"""The white-box one-run audit campaign: each method's training step, at accountant eps 1, 2,
+4 and 8, audited with Dirac gradient canaries (:mod:`dpnotes.audit.canaries`).
+
+An experiments-style module (``TITLE``, ``DATA_VERSION``, ``configs(profile)``, ``execute``)
+run by :mod:`dpnotes.runner` under the study name ``audit``: records go to
+``results/audit/<profile>/`` through the normal store (clean tree for ``paper``, provenance,
+ledger repriced on the way in). A spec is a normal training spec (method, model, data, train)
+plus ``analysis``: the number of canaries m, their gradient norm (in units of C) and the target
+eps. Every method sees the same mechanism shape, N = n + m rows (n real MNIST training images, a
+fixed subset, and m canary slots), expected batch B = q N, ``EPOCHS`` epochs:
+
+* ``dpsgd`` (Abadi et al. 2016) and ``dplis`` (Wang et al. 2021; K and R from the claims
+  registry, the authors' ``sum`` of the K gradients, plain SGD on the noisy sum): sigma for the
+  target eps under ``rdp``;
+* ``dpsgd_decay`` (Yu et al. 2019, DPIS's decay rate): sigma_0 for the target under ``rdp``;
+* ``dpis`` (Wei et al. 2022): its own schedule meets the target under its accountant (sigma_N,
+  sigma_K, a_E, k of Table 2, MNIST; capped draws charged as DP-SGD steps, as the DPIS chapter);
+* ``sadpsgd`` (Fu et al. 2022; Q0 and mu0 of Table 2, MNIST; the energy is the test loss): sigma
+  for the target over ALL candidates (the sound count); the record also prices Theorem 1's
+  accepted-only eps.
+
+``final["audit"]`` holds the canary scores, which canaries were included, and the bounds
+(:func:`audit_summary`). The ``smoke`` profile is a few steps on a few hundred images (CI).
+Cost: see :data:`COST_NOTE`, measured with :func:`time_slice`.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+from dpnotes import claims, validate
+from dpnotes.results import PROFILES
+
+TITLE = ("Auditing the implementations: white-box one-run audits (Steinke, Nasr, Jagielski, NeurIPS 2023) "
+         "with Dirac gradient canaries (Nasr et al., USENIX Security 2023)")
+STUDY = "audit"
+DATA_VERSION = 1  # MNIST / 255, fixed subsets, canary slots appended (dpnotes.audit.canaries)
+METHODS = ("dpsgd", "dplis", "dpis", "sadpsgd", "dpsgd_decay")
+EPSILONS = (1.0, 2.0, 4.0, 8.0)
+DELTA = 1e-5
+MODEL = "tf-mnist-cnn"
+NUM_CLASSES = 10
+MAGNITUDE = 2.0  # a canary's gradient norm in units of C: above C, so the clip must act
+GUESSES = (100, 500, 1000, 5000)  # one-run guess counts (Bonferroni over them)
+TARGET_ACCOUNTANT = "rdp"
+SCALE = {  # real training images, canaries, expected batch, epochs, test images, seeds
+    "paper": {"train": 15000, "canaries": 5000, "batch": 2000, "epochs": 10, "test": 1000, "seeds": (0, 1)},
+    "quick": {"train": 3000, "canaries": 1000, "batch": 400, "epochs": 2, "test": 500, "seeds": (0,)},
+    "smoke": {"train": 300, "canaries": 100, "batch": 80, "epochs": 1, "test": 100, "seeds": (0,)},
+}
+COST_NOTE = ("measured with dpnotes.audit.campaign.time_slice, one CPU thread: see the chapter's "
+             "cost table (audit README)")
+
+
+def _s(name: str) -> float:
+    return claims.setting(name)
+
+
+def accountants(method: str) -> tuple[str, ...]:
+    """The accountants a run's ledger is priced by: RDP and the tight PLD, plus the method's own."""
+    extra = {"dpis": ("dpis",), "sadpsgd": ("sadpsgd-accepted-only",)}.get(method, ())
+    return ("rdp", "pld") + extra
+
+
+def shape(profile: str) -> dict:
+    """N, q, steps per epoch and steps of the profile's mechanism."""
+    s = SCALE[validate.choice("profile", profile, PROFILES)]
+    n = s["train"] + s["canaries"]
+    per_epoch = n // s["batch"]
+    return {"n": n, "q": s["batch"] / n, "steps_per_epoch": per_epoch, "steps": per_epoch * s["epochs"]}
+
+
+@lru_cache(maxsize=None)
+def _sigma(profile: str, method: str, epsilon: float) -> float:
+    from dpnotes.accounting.calibrate import noise_multiplier
+    from dpnotes.methods import dpsgd_decay
+    from dpnotes.experiments.dpis import DECAY_RATE
+
+    sh, s = shape(profile), SCALE[profile]
+    if method == "dpsgd_decay":
+        return dpsgd_decay.initial_sigma(epsilon, DECAY_RATE, sh["q"], sh["steps_per_epoch"], s["epochs"], DELTA,
+                                         accountant=TARGET_ACCOUNTANT, digits=4)
+    return noise_multiplier(epsilon, sh["q"], sh["steps"], DELTA, accountant=TARGET_ACCOUNTANT, digits=4)
+
+
+def _method(profile: str, method: str, epsilon: float) -> tuple[dict, dict]:
+    """(method_config, train overrides) of ``method`` at the target ``epsilon``."""
+    if method == "dplis":
+        return ({"K": int(_s("dplis.setup.k_image")), "R": _s("dplis.setup.r_default"), "combine": "sum"},
+                {"lr": _s("dplis.table1.mnist.lr_over_batch"), "normalize": "none",
+                 "noise_multiplier": _sigma(profile, method, epsilon)})
+    if method == "dpis":
+        from dpnotes.experiments.dpis import ON_CAPPED
+
+        n = shape(profile)["n"]
+        return ({"epsilon": epsilon, "sigma_n": _s("dpis.setup.sigma_n_over_n") * n,
+                 "sigma_k": _s("dpis.table2.mnist.sigma_k_over_n") * n, "a_e": _s("dpis.table2.mnist.a_e"),
+                 "k": _s("dpis.table2.mnist.k"), "on_capped": ON_CAPPED}, {"noise_multiplier": 1.0})
+    if method == "sadpsgd":
+        return ({"Q0": _s("sadpsgd.table2.mnist.q0"), "mu0": int(_s("sadpsgd.table2.mnist.mu0"))},
+                {"noise_multiplier": _sigma(profile, method, epsilon)})
+    if method == "dpsgd_decay":
+        from dpnotes.experiments.dpis import DECAY_RATE
+
+        return {"decay_rate": DECAY_RATE}, {"noise_multiplier": _sigma(profile, method, epsilon)}
+    return {}, {"noise_multiplier": _sigma(profile, validate.choice("method", method, METHODS), epsilon)}
+
+
+def config(profile: str, method: str, epsilon: float, seed: int) -> dict:
+    """The run config of one audit (module docstring)."""
+    s = SCALE[validate.choice("profile", profile, PROFILES)]
+    method_config, overrides = _method(profile, method, epsilon)
+    train = {"epochs": s["epochs"], "batch_size": s["batch"], "lr": 0.5, "optimizer": "sgd", "clip": 1.0,
+             "sampling": "poisson", "steps_per_epoch": "floor", "delta": DELTA,
+             "accountants": list(accountants(method)), "seed": seed, **overrides}
+    return {"paper": STUDY, "profile": profile, "experiment": f"{method}.eps{epsilon:g}", "seed": seed,
+            "model": MODEL, "model_kwargs": {}, "dataset": "mnist",
+            "subset": {"train": s["train"], "test": s["test"]}, "method": method,
+            "method_config": method_config, "train": train,
+            "analysis": {"canaries": s["canaries"], "magnitude": MAGNITUDE, "target_epsilon": epsilon,
+                         "target_accountant": TARGET_ACCOUNTANT if method != "dpis" else "dpis"}}
+
+
+def configs(profile: str) -> list[dict]:
+    """Every method at every eps of :data:`EPSILONS`, for each seed of the profile (``smoke``:
+    DP-SGD at eps 8 and SA-DPSGD at eps 8 only)."""
+    s = SCALE[validate.choice("profile", profile, PROFILES)]
+    if profile == "smoke":
+        return [config("smoke", m, 8.0, 0) for m in ("dpsgd", "sadpsgd")]
+    return [config(profile, m, e, seed) for seed in s["seeds"] for m in METHODS for e in EPSILONS]
+
+
+def load(subset: dict):
+    """(train, test) MNIST / 255, fixed subsets (as every chapter's)."""
+    from dpnotes.experiments.gdp_data import fixed_subset, _mnist_data
+
+    train, test = _mnist_data()
+    return fixed_subset(train, subset.get("train")), fixed_subset(test, subset.get("test"))
+
+
+def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None) -> dict:
+    """Train one audit spec with its canaries; ``final["audit"]`` holds scores and bounds."""
+    from dpnotes.audit.training import audited_train
+
+    train_data, test_data = load(spec.subset)
+    out, observer, included = audited_train(spec, train_data, test_data, device=device, progress=progress,
+                                            checkpoint=checkpoint)
+    out["final"]["audit"] = audit_summary(observer.scores(), included, out["privacy"]["delta"])
+    return out
+
+
+def audit_summary(scores: dict, included, delta: float) -> dict:
+    """Scores (LLR, 6 significant digits), inclusion bits and the bounds: the one-run test on
+    the LLR and on the linear score (guess counts :data:`GUESSES`, Bonferroni), its f-DP version
+    on the LLR (a bound for Gaussian-shaped claims only) and the GDP estimate."""
+    import numpy as np
+
+    from dpnotes.audit.one_run import gdp_epsilon, one_run_audit, one_run_fdp_audit
+
+    inc = np.asarray(included, dtype=bool)
+    llr = np.asarray([float(f"{v:.6g}") for v in scores["llr"]])
+    out = {"m": len(inc), "included": "".join("1" if b else "0" for b in inc), "llr": llr.tolist(),
+           "steps_observed": scores["steps"]}
+    for name, values in (("llr", llr), ("linear", np.asarray(scores["linear"]))):
+        r = one_run_audit(values, inc, delta, GUESSES)
+        out[f"one_run_{name}"] = {"epsilon": r.epsilon, "guesses": r.guesses, "correct": r.correct,
+                                  "significance": r.significance}
+    r = one_run_fdp_audit(llr, inc, delta, GUESSES)
+    out["one_run_fdp_llr"] = {"epsilon": r.epsilon, "guesses": r.guesses, "correct": r.correct,
+                              "significance": r.significance}
+    out["gdp_estimate"] = gdp_epsilon(llr, inc, delta)
+    return out
+
+
+def time_slice(profile: str = "paper", method: str = "dpsgd", epsilon: float = 8.0, steps: int = 5) -> dict:
+    """Seconds per step of one audit run of ``profile`` (``steps`` steps on this machine, torch's
+    thread setting as it is), and the estimate for the whole run (steps + one test pass per epoch
+    are what is timed; DPIS's per-epoch norm pass is timed as one more epoch's worth of steps)."""
+    from dpnotes import experiments
+    from dpnotes.audit.training import audited_train
+
+    validate.integer("steps", steps, minimum=1)
+    spec = experiments.resolve(config(profile, method, epsilon, 0))
+    train = dict(spec.train, epochs=1, steps_per_epoch=steps)
+    sliced = type(spec)(**{**spec.to_dict(), "train": train, "analysis": dict(spec.analysis)})
+    train_data, test_data = load(spec.subset)
+    start = time.perf_counter()
+    audited_train(sliced, train_data, test_data, device="cpu", progress=False, checkpoint=None)
+    per_step = (time.perf_counter() - start) / steps
+    sh = shape(profile)
+    return {"method": method, "seconds_per_step": per_step, "steps": sh["steps"],
+            "run_seconds": per_step * sh["steps"]}

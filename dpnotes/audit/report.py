@@ -1,0 +1,73 @@
+"""The audit chapter's tables and figure, from run records of the ``audit`` study only.
+
+No number here is typed in: accountant eps come from each record's ledger pricing, lower bounds
+from its ``final["audit"]`` (:func:`dpnotes.audit.campaign.audit_summary`).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from dpnotes.audit import campaign
+from dpnotes.audit.mechanisms import gaussian_audit, label_randomizer_audit
+
+TIGHT = "pld"
+
+
+def records(profile: str, store=None) -> list[dict]:
+    """The stored audit records of ``profile`` that the current configs ask for."""
+    from dpnotes import experiments
+    from dpnotes.results import Store
+
+    ids = {experiments.resolve(c).id for c in campaign.configs(profile)}
+    return [r for r in (store or Store()).records(campaign.STUDY, profile) if r["id"] in ids]
+
+
+def campaign_frame(recs: list[dict]) -> pd.DataFrame:
+    """One row per audit run: method, target, accountant eps and the lower bounds."""
+    rows = []
+    for r in recs:
+        eps, a = r["privacy"]["epsilon"], r["final"]["audit"]
+        rows.append({"method": r["spec"]["method"], "target eps": r["spec"]["analysis"]["target_epsilon"],
+                     "seed": r["spec"]["seed"], "eps (pld)": eps[TIGHT]["epsilon"], "eps (rdp)": eps["rdp"]["epsilon"],
+                     "eps (method's own)": next((eps[k]["epsilon"] for k in ("dpis", "sadpsgd-accepted-only")
+                                                 if k in eps), None),
+                     "one-run LB": a["one_run_llr"]["epsilon"], "f-DP one-run LB": a["one_run_fdp_llr"]["epsilon"],
+                     "GDP estimate": a["gdp_estimate"], "canaries": a["m"]})
+    cols = ["method", "target eps", "seed", "eps (pld)", "eps (rdp)", "eps (method's own)", "one-run LB",
+            "f-DP one-run LB", "GDP estimate", "canaries"]
+    return pd.DataFrame(rows, columns=cols).sort_values(["method", "target eps", "seed"]).reset_index(drop=True)
+
+
+def figure(ax, recs: list[dict]) -> None:
+    """Lower bound against the accountant's (pld) eps, one marker per method; the diagonal is
+    the accountant: a point above it would be a privacy bug."""
+    frame = campaign_frame(recs)
+    for method, part in frame.groupby("method"):
+        ax.scatter(part["eps (pld)"], part["one-run LB"], label=method)
+    top = max([1.0, *frame["eps (pld)"].tolist()])
+    ax.plot([0, top], [0, top], color="grey", linestyle="--", label="accountant (pld)")
+    ax.set_xlabel("accountant eps (pld, delta = 1e-5)")
+    ax.set_ylabel("one-run lower bound (95 %)")
+    ax.legend()
+
+
+def mechanisms_frame(epsilons=(0.5, 1.0, 2.0, 4.0)) -> pd.DataFrame:
+    """RRWithPrior's exact max log-ratio for a uniform, a spread and a confident prior."""
+    priors = {"uniform (RR)": [0.1] * 10, "spread": [0.4, 0.3, 0.2, 0.1], "confident": [0.97, 0.01, 0.01, 0.01]}
+    rows = [{"prior": name, **label_randomizer_audit(p, e)} for name, p in priors.items() for e in epsilons]
+    return pd.DataFrame(rows)
+
+
+def gaussian_frame(sigmas=(0.7, 1.0, 2.0, 4.0), delta: float = 1e-5) -> pd.DataFrame:
+    """One Gaussian release: exact eps against the accountants."""
+    return pd.DataFrame([gaussian_audit(s, delta) for s in sigmas])
+
+
+def status_markdown(recs: list[dict], profile: str) -> str:
+    """What the chapter can show at ``profile``: how many of the campaign's runs have records."""
+    wanted = len(campaign.configs(profile))
+    if not recs:
+        return (f"**No audit record exists yet at profile `{profile}`** (0 of {wanted} runs): the campaign "
+                "tables and figure below are empty, and no lower bound is claimed.")
+    return f"{len(recs)} of {wanted} audit runs of profile `{profile}` have records."
