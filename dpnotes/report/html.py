@@ -18,13 +18,19 @@ from dpnotes.report import VERDICTS, scoreboard, summary
 from dpnotes.results import Store
 
 # verdict -> (label, mark, background colour); the mark keeps verdicts apart without colour.
+# Every verdict the rules may give has one (``inconclusive`` and ``trend``: either vocabulary).
 BADGES = {
     "reproduced": ("reproduced", "✓", "#1a7f37"),
     "trend": ("trend", "≈", "#9a6700"),
+    "inconclusive": ("inconclusive", "?", "#9a6700"),
     "not_reproduced": ("not reproduced", "✗", "#cf222e"),
     "not_run": ("not run", "–", "#6e7781"),
 }
-assert tuple(BADGES) == VERDICTS
+# A light background per verdict, for the cells of a paper's table (:mod:`dpnotes.report.layout`).
+TINTS = {"reproduced": "#dafbe1", "trend": "#fff8c5", "inconclusive": "#fff8c5", "not_reproduced": "#ffebe9",
+         "not_run": "#f6f8fa"}
+if set(VERDICTS) - set(BADGES):
+    raise ImportError(f"verdicts without a badge: {sorted(set(VERDICTS) - set(BADGES))}")
 
 STYLE = """<style>
 .dpn-badges{display:flex;flex-wrap:wrap;gap:.4em;margin:.3em 0 .8em 0}
@@ -45,7 +51,9 @@ table.dpn-claims .dpn-badge{font-size:.85em}
 _GROUPS = (
     (r"table(\d+)", "Table {}"), (r"fig(?:ure)?(\d+)", "Figure {}"), (r"thm(\d+)", "Theorem {}"),
     (r"alg(\d+)", "Algorithm {}"), (r"eq(\d+)", "Equation {}"), (r"sec(\d+(?:_\d+)*)", "Section {}"),
-    (r"app([a-z]\d*)", "Appendix {}"),
+    (r"app(?:endix)?([a-zA-Z]\d*)", "Appendix {}"), (r"lemma(\d+)", "Lemma {}"), (r"cor(\d+)", "Corollary {}"),
+    (r"obs(\d+)", "Observation {}"), (r"section(\d+(?:_\d+)*)", "Section {}"), (r"intro", "Introduction"),
+    (r"setup", "Setup"),
 )
 NOTE_CHARS = 110
 OURS_CHARS = 40
@@ -58,6 +66,8 @@ def group_of(claim_id: str) -> str:
     for pattern, label in _GROUPS:
         m = re.fullmatch(pattern, part)
         if m:
+            if not m.groups():
+                return label
             return label.format(m.group(1).replace("_", ".").upper() if label.startswith("Appendix")
                                 else m.group(1).replace("_", "."))
     return part.replace("_", " ").capitalize()
