@@ -41,6 +41,7 @@ table.dpn-claims{table-layout:fixed;width:100%;max-width:100%;border-collapse:co
 table.dpn-claims th,table.dpn-claims td{padding:.25em .4em;border-bottom:1px solid #d0d7de;
   vertical-align:top;overflow-wrap:anywhere;text-align:left}
 details.dpn-group{margin:.2em 0 .6em 0}
+details.dpn-all>summary{cursor:pointer;padding:.4em .5em;background:#eaeef2;border-radius:.3em;margin:.3em 0}
 details.dpn-group>summary{cursor:pointer;padding:.3em .4em;background:#f6f8fa;border-radius:.3em}
 details.dpn-group>summary .dpn-badge{font-size:.75em;margin-left:.3em}
 table.dpn-claims td.dpn-num{font-variant-numeric:tabular-nums}
@@ -212,7 +213,15 @@ def paper_summary(paper: str, *, store: Store | None = None) -> Html:
 def paper_claims(paper: str, *, store: Store | None = None) -> Html:
     """A paper's claims table for its chapter."""
     rows = scoreboard(store=store, paper=paper)
-    return Html(claims_table(rows, store=store), "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
+    return Html(folded(f"Every claim of the paper ({len(rows)}), with its verdict and evidence",
+                       claims_table(rows, store=store)),
+                "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
+
+
+def folded(title: str, html: str) -> str:
+    """``html`` folded under a one-line summary that opens it (the full claim lists)."""
+    return (f'{STYLE}<details class="dpn-all"><summary><strong>{escape(title)}</strong> (open)</summary>'
+            f"{html}</details>")
 
 
 def answered_claims(*, store: Store | None = None) -> Html:

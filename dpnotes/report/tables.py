@@ -2,7 +2,7 @@
 frame or a figure.
 
 Tables (:func:`table`): no index column (a named index becomes a column), no ``NaN`` (a dash,
-whose meaning the caller states and the table prints under it), no dict, list or Series reprs
+whose meaning the table prints under it), no dict, list or Series reprs
 (mappings print as ``key value; ...``), integers as integers, accuracy-like fractions as percent
 where the caller names the columns, numbers right-aligned and never wrapped. Figures
 (:func:`figure`): a PNG at :data:`DPI` dpi shown at the size it was drawn (so its fonts keep their
@@ -99,7 +99,7 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
     ``percent``: columns holding fractions in [0, 1], shown times 100 with " (%)" added to their
     header (accuracy in % everywhere). ``decimals``: one count for every float, or a column ->
     count mapping. ``rename``: column -> header. ``dash``: what a dash means in this table,
-    printed under it (required when a cell is missing: a dash never goes unexplained).
+    printed under it whenever a cell is missing ("no value" unless told more).
     ``note``: any other line printed under the table. ``columns``: their order (a list of dicts).
     """
     import pandas as pd
@@ -110,8 +110,8 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
     if isinstance(frame.columns, pd.MultiIndex):
         frame = frame.copy()
         frame.columns = [" ".join(str(c) for c in col if str(c)) for col in frame.columns]
-    if any(name is not None for name in frame.index.names):
-        frame = frame.reset_index()
+    if any(name is not None for name in frame.index.names) or not isinstance(frame.index, pd.RangeIndex):
+        frame = frame.reset_index().rename(columns={"index": ""})  # an index with meaning is a column
     frame = frame.reset_index(drop=True)
     unknown = set(percent) - set(frame.columns)
     if unknown:
@@ -127,13 +127,11 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
         headers.append(label)
         numeric.append(all(_numeric(v) for v in values))
         cells.append([text(v, digits if isinstance(v, float) else None) for v in values])
-    if any(c == DASH for col in cells for c in col) and not dash:
-        raise ValueError("the table has missing cells: say what its dash means (dash=...)")
     num = ' class="dpn-num"'
     head = "".join(f"<th{num if n else ''}>{escape(h)}</th>" for h, n in zip(headers, numeric))
     body = "".join("<tr>" + "".join(f"<td{num if n else ''}>{escape(col[i])}</td>" for col, n in zip(cells, numeric))
                    + "</tr>" for i in range(len(frame)))
-    notes = [f"{DASH}: {dash}"] if dash and any(c == DASH for col in cells for c in col) else []
+    notes = [f"{DASH}: {dash or 'no value'}"] if any(c == DASH for col in cells for c in col) else []
     notes += [note] if note else []
     foot = "".join(f'<p class="dpn-tablenote">{escape(n)}</p>' for n in notes)
     html = (f'{STYLE}<div class="dpn-tablewrap"><table class="dpn-table"><thead><tr>{head}</tr></thead>'
@@ -141,13 +139,6 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
     plain = "\n".join(["\t".join(headers)] + ["\t".join(col[i] for col in cells) for i in range(len(frame))]
                       + notes)
     return Html(html, plain)
-
-
-def smallest_font(fig) -> float:
-    """The smallest font size (points) of any visible text of ``fig``, tick labels included."""
-    sizes = [t.get_fontsize() for t in fig.findobj(lambda a: hasattr(a, "get_fontsize") and hasattr(a, "get_text"))
-             if t.get_visible() and t.get_text()]
-    return min(sizes) if sizes else MIN_FONT_PT
 
 
 def _labelled(ax, axis: str) -> bool:
@@ -171,40 +162,55 @@ def style() -> None:
 def figure(fig, *, number: str, caption: str, alt: str):
     """``fig`` as a numbered, captioned figure: ``number`` names it after the paper
     ("Figure 4 (paper) / ours", or "Ours" for a figure the paper has not), ``caption`` says
-    what it shows, ``alt`` describes it for a reader who cannot see it. Refuses a figure
-    wider than the content column, a font under :data:`MIN_FONT_PT` points, an axis without a
-    label in words, or an empty panel; closes ``fig``."""
+    what it shows, ``alt`` describes it for a reader who cannot see it.
+
+    Readable at the column width: a figure wider than the column (:data:`MAX_WIDTH_IN`) is shown
+    shrunk to it, so every font smaller than :data:`MIN_FONT_PT` points at the size shown is
+    enlarged to it. No empty panel: a panel without data is removed and named in the caption.
+    Refuses a panel whose axes are not labelled in words, and a missing caption or alt text.
+    Closes ``fig``."""
     import matplotlib.pyplot as plt
 
     from dpnotes.report.html import Html
 
     try:
-        width, _ = fig.get_size_inches()
-        fig.canvas.draw()  # tick labels exist once drawn
-        if width > MAX_WIDTH_IN + 1e-9:
-            raise ValueError(f"figure {number!r}: {width:.1f} in wide, at most {MAX_WIDTH_IN} in (the column)")
         if not caption.strip() or not alt.strip():
             raise ValueError(f"figure {number!r}: a caption and an alt text are required")
+        removed = []
+        for ax in list(fig.axes):
+            if ax.get_visible() and ax.axison and not (ax.has_data() or ax.images or ax.collections):
+                removed.append(ax.get_title() or "an empty panel")
+                ax.remove()
+        fig.canvas.draw()  # tick labels exist once drawn
         for ax in fig.axes:
             if not ax.get_visible() or not ax.axison:
                 continue
-            if not (ax.has_data() or ax.images or ax.collections):
-                raise ValueError(f"figure {number!r}: an empty panel ({ax.get_title() or 'untitled'})")
             for axis in ("x", "y"):
                 if not _labelled(ax, axis):
                     raise ValueError(f"figure {number!r}: the {axis} axis of panel "
                                      f"{ax.get_title() or 'untitled'!r} has no label")
-        smallest = smallest_font(fig)
-        if smallest < MIN_FONT_PT:
-            raise ValueError(f"figure {number!r}: a font of {smallest:g} pt, at least {MIN_FONT_PT:g} pt")
+        width, _ = fig.get_size_inches()
+        least = MIN_FONT_PT * max(1.0, width / MAX_WIDTH_IN)  # at the size drawn
+        for t in _texts(fig):
+            if t.get_fontsize() < least:
+                t.set_fontsize(least)
         buffer = io.BytesIO()
         fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
     finally:
         plt.close(fig)
     png = buffer.getvalue()
     data = base64.b64encode(png).decode()
-    shown = round(int.from_bytes(png[16:20], "big") / DPI * CSS_PX_PER_IN)  # IHDR width: the drawn size
+    drawn = round(int.from_bytes(png[16:20], "big") / DPI * CSS_PX_PER_IN)  # IHDR width: the drawn size
+    shown = min(drawn, round(MAX_WIDTH_IN * CSS_PX_PER_IN))
+    smallest = min((t.get_fontsize() for t in _texts(fig)), default=MIN_FONT_PT) * shown / drawn
+    if removed:
+        caption += f" (No panel for: {'; '.join(removed)}.)"
     html = (f'{STYLE}<figure class="dpn-figure"><img src="data:image/png;base64,{data}" alt="{escape(alt)}" '
-            f'style="width:{shown}px" data-drawn-px="{shown}" data-min-font-pt="{smallest:g}">'
+            f'style="width:{shown}px" data-min-font-pt="{smallest:.1f}" data-shown-px="{shown}">'
             f"<figcaption><strong>{escape(number)}.</strong> {escape(caption)}</figcaption></figure>")
     return Html(html, f"{number}. {caption}")
+
+
+def _texts(fig):
+    return [t for t in fig.findobj(lambda a: hasattr(a, "get_fontsize") and hasattr(a, "get_text"))
+            if t.get_visible() and t.get_text()]
