@@ -84,12 +84,19 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
+def inline_code(text: str) -> str:
+    """``text`` as HTML with its Markdown code spans (`x`) rendered as code; a backtick left
+    unpaired (by shortening) is dropped."""
+    html = re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+    return html.replace("`", "")
+
+
 def _cell(text: str, limit: int, *, cls: str = "") -> str:
     """A table cell showing ``text`` shortened to ``limit`` characters, whole on hover."""
     shown = _shorten(text, limit)
     title = f' title="{escape(text)}"' if shown != text else ""
     klass = f' class="{cls}"' if cls else ""
-    return f"<td{klass}{title}>{escape(shown)}</td>"
+    return f"<td{klass}{title}>{inline_code(shown)}</td>"
 
 
 def badge(verdict: str, count: int | None = None, *, title: str | None = None) -> str:
@@ -183,7 +190,7 @@ def _note_cell(row: dict, store: Store) -> str:
         return _cell(note, NOTE_CHARS)
     links = ", ".join(f'<code title="{escape(_record_file(store, row["paper"], rid))}">{rid}</code>'
                       for rid in row["evidence"])
-    detail = f"{escape(row['detail'])}; " if row["detail"] else ""
+    detail = f"{inline_code(row['detail'])}; " if row["detail"] else ""
     return f"<td>{detail}record{'s' if len(row['evidence']) != 1 else ''} {links}</td>"
 
 

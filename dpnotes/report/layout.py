@@ -24,7 +24,7 @@ from typing import Callable
 
 from dpnotes import claims as registry
 from dpnotes.report.headlines import HEADLINES, TITLES
-from dpnotes.report.html import BADGES, TINTS, Html
+from dpnotes.report.html import BADGES, TINTS, Html, inline_code
 
 STYLE = """<style>
 .dpn-gridwrap{overflow-x:auto;max-width:100%;margin:.3em 0 .4em 0}
@@ -34,7 +34,7 @@ table.dpn-grid th.dpn-group{background:#eaeef2;text-align:left;padding:.25em .4e
 table.dpn-grid td.dpn-cell{padding:.2em .45em;border-radius:.25em;white-space:nowrap;vertical-align:top;
   font-variant-numeric:tabular-nums;line-height:1.3}
 table.dpn-grid td.dpn-blank{background:transparent}
-.dpn-cell .dpn-basis{display:block;font-size:.85em;color:#24292f}
+.dpn-cell .dpn-basis{display:block;font-size:.85em;color:#24292f;white-space:normal;max-width:9em}
 .dpn-cell .dpn-paper{color:#57606a}
 .dpn-gridkey{font-size:.8em;color:#24292f;margin:.2em 0 1.2em 0;padding-left:1.2em}
 .dpn-gridkey li{margin:.1em 0}
@@ -194,8 +194,8 @@ def _cell(row: dict | None, notes: _Notes, reasons: dict[str, str]) -> str:
     caveats = "".join(notes.ref(t) for t in (row.get("note"),) if t)
     return (f'<td class="dpn-cell dpn-{verdict}" style="background:{tint}" data-claim="{escape(row["id"])}">'
             f'<span class="dpn-paper">{escape(paper_text(row))}</span> | <strong>{escape(ours_text(row))}</strong>'
-            f'<span class="dpn-basis">{mark} {escape(label)}'
-            + (f" · {escape(' · '.join(extra))}" if extra else "") + f"{caveats}</span></td>")
+            f'<span class="dpn-basis">{mark}' + (f" {escape(' · '.join(extra))}" if extra else f" {escape(label)}")
+            + f"{caveats}</span></td>")
 
 
 def _reason(row: dict) -> str:
@@ -234,14 +234,14 @@ def grid(rows: list[dict], spec: Grid) -> Html:
                         + "</tr>")
     verdicts = Counter(by_id[i]["verdict"] for i in spec.ids())
     tally = ", ".join(f"{verdicts[v]} {BADGES[v][0]}" for v in BADGES if verdicts[v])
-    key = [f"<li>({reasons[reason]}) {n} cell{'s' if n != 1 else ''} not run: {escape(reason)}</li>"
+    key = [f"<li>({reasons[reason]}) {n} cell{'s' if n != 1 else ''} not run: {inline_code(reason)}</li>"
            for reason, n in counts.items()]
     key += [f"<li><sup>{k + 1}</sup> {escape(t)}</li>" for k, t in enumerate(notes.texts)]
     table = (f'<div class="dpn-gridwrap"><table class="dpn-grid"><thead>{head}</thead>'
              f"<tbody>{''.join(body)}</tbody></table></div>") if shown_groups else ""
     html = (f'{STYLE}<div class="dpn-papertable"><p class="dpn-gridtitle">{escape(spec.title)}</p>'
-            f'<p class="dpn-gridlegend">Each cell: paper | ours; under it the verdict, ours − paper and what ours '
-            f"rests on. {len(spec.ids())} cells: {escape(tally)}."
+            f'<p class="dpn-gridlegend">Each cell: paper | ours, coloured by the verdict (✓ reproduced, ✗ not '
+            f"reproduced, ? inconclusive, – not run); under it ours − paper and what ours rests on. {len(spec.ids())} cells: {escape(tally)}."
             + (f" {escape(spec.legend)}" if spec.legend else "") + "</p>"
             + table + (f'<ul class="dpn-gridkey">{"".join(key)}</ul>' if key else "") + "</div>")
     plain = "\n".join([spec.title, tally] + [f"{by_id[i]['id']}: {by_id[i]['paper_value']} | {ours_text(by_id[i])} "
@@ -308,7 +308,8 @@ def what_held(rows: list[dict], paper: str) -> Html:
         note = f" Note: {row['note']}" if row.get("note") else ""
         lines.append(f'<li data-claim="{escape(cid)}" data-verdict="{verdict}">{_mark(verdict)}'
                      f"<strong>{escape(label)}</strong>{escape(central)}: "
-                     f'<span class="dpn-nums">{escape(nums)}</span>'
+                     + (f'<span class="dpn-nums">{escape(nums)}</span>' if row["kind"] != "statement" and
+                        verdict != "not_run" else inline_code(nums))
                      + (f" ({escape(extra)})" if extra else "") + f" — {escape(BADGES[verdict][0])}."
                      + escape(note) + "</li>")
         plain.append(f"- {label}{central}: {nums} ({extra}) {verdict}{note}")

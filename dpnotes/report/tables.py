@@ -27,12 +27,12 @@ DASH = "—"
 
 STYLE = """<style>
 .dpn-tablewrap{overflow-x:auto;max-width:100%;margin:.4em 0 1em 0}
-table.dpn-table{border-collapse:collapse;font-size:.82em;width:auto;max-width:100%}
-table.dpn-table th,table.dpn-table td{padding:.2em .5em;border-bottom:1px solid #d0d7de;vertical-align:top;
-  text-align:left}
+table.dpn-table{border-collapse:collapse;font-size:.78em;width:auto;max-width:100%}
+table.dpn-table th,table.dpn-table td{padding:.2em .4em;border-bottom:1px solid #d0d7de;vertical-align:top;
+  text-align:left;overflow-wrap:anywhere}
 table.dpn-table th{font-weight:600;background:#f6f8fa}
-table.dpn-table td.dpn-num,table.dpn-table th.dpn-num{text-align:right;white-space:nowrap;
-  font-variant-numeric:tabular-nums}
+table.dpn-table td.dpn-num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+table.dpn-table th.dpn-num{text-align:right}
 p.dpn-tablenote{font-size:.8em;color:#57606a;margin:-.6em 0 1em 0}
 figure.dpn-figure{margin:1em 0 1.4em 0}
 figure.dpn-figure img{max-width:100%;height:auto;display:block}
@@ -189,8 +189,8 @@ def figure(fig, *, number: str, caption: str, alt: str):
                 if not _labelled(ax, axis):
                     raise ValueError(f"figure {number!r}: the {axis} axis of panel "
                                      f"{ax.get_title() or 'untitled'!r} has no label")
-        width, _ = fig.get_size_inches()
-        least = MIN_FONT_PT * max(1.0, width / MAX_WIDTH_IN)  # at the size drawn
+        width = max(fig.get_size_inches()[0], fig.get_tightbbox(fig.canvas.get_renderer()).width + 0.2)
+        least = MIN_FONT_PT * max(1.0, width / MAX_WIDTH_IN) + 0.1  # at the size drawn (0.2 in: the padding)
         for t in _texts(fig):
             if t.get_fontsize() < least:
                 t.set_fontsize(least)
