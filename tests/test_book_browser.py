@@ -216,7 +216,7 @@ BROKEN_PAGE = """<!DOCTYPE html><html><head><meta name="viewport" content="width
 <div style="height:900px">A long opening paragraph pushes everything down.</div>
 <div class="what-held">What held, too late.</div>
 <p>The accuracy was NaN and the dtype: float64 of a Series; a dict {'eps': 1.0}; see `dplis.SHARPNESS_MAXITER`.</p>
-<img src="data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII="
+<img src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
      alt="_images/figure_1.png">
 <table><tr><td style="white-space:nowrap">a table wider than the column: %s</td></tr></table>
 </article></main></body></html>""" % ("1234567890 " * 30)

@@ -241,7 +241,8 @@ def grid(rows: list[dict], spec: Grid) -> Html:
              f"<tbody>{''.join(body)}</tbody></table></div>") if shown_groups else ""
     html = (f'{STYLE}<div class="dpn-papertable"><p class="dpn-gridtitle">{escape(spec.title)}</p>'
             f'<p class="dpn-gridlegend">Each cell: paper | ours, coloured by the verdict (✓ reproduced, ✗ not '
-            f"reproduced, ? inconclusive, – not run); under it ours − paper and what ours rests on. {len(spec.ids())} cells: {escape(tally)}."
+            f"reproduced, ? inconclusive, – not run); under it ours − paper and what ours rests on. "
+            f"{len(spec.ids())} cells: {escape(tally)}."
             + (f" {escape(spec.legend)}" if spec.legend else "") + "</p>"
             + table + (f'<ul class="dpn-gridkey">{"".join(key)}</ul>' if key else "") + "</div>")
     plain = "\n".join([spec.title, tally] + [f"{by_id[i]['id']}: {by_id[i]['paper_value']} | {ours_text(by_id[i])} "
