@@ -49,6 +49,7 @@ div.what-held .dpn-mark{display:inline-block;width:1.3em;text-align:center;font-
   border-radius:.25em;text-indent:0;margin-right:.2em}
 div.what-held .dpn-nums{white-space:nowrap;font-variant-numeric:tabular-nums}
 div.what-held .dpn-rule{font-size:.85em;color:#57606a}
+main code.literal,main code.literal span.pre{white-space:normal;overflow-wrap:anywhere}
 </style>"""
 
 
