@@ -29,12 +29,12 @@ from dpnotes.report.html import BADGES, TINTS, Html, inline_code
 STYLE = """<style>
 .dpn-gridwrap{overflow-x:auto;max-width:100%;margin:.3em 0 .4em 0}
 table.dpn-grid{border-collapse:separate;border-spacing:2px;font-size:.8em;width:auto}
-table.dpn-grid th{font-weight:600;text-align:left;padding:.2em .4em;white-space:nowrap;vertical-align:bottom}
+table.dpn-grid th{font-weight:600;text-align:left;padding:.2em .4em;white-space:nowrap;vertical-align:middle}
 table.dpn-grid th.dpn-group{background:#eaeef2;text-align:left;padding:.25em .4em}
 table.dpn-grid td.dpn-cell{padding:.2em .45em;border-radius:.25em;white-space:nowrap;vertical-align:top;
   font-variant-numeric:tabular-nums;line-height:1.3}
 table.dpn-grid td.dpn-blank{background:transparent}
-.dpn-cell .dpn-basis{display:block;font-size:.85em;color:#24292f;white-space:normal;max-width:9em}
+.dpn-cell .dpn-basis{display:block;font-size:.85em;color:#24292f;white-space:normal;max-width:12em}
 .dpn-cell .dpn-paper{color:#57606a}
 .dpn-gridkey{font-size:.8em;color:#24292f;margin:.2em 0 1.2em 0;padding-left:1.2em}
 .dpn-gridkey li{margin:.1em 0}

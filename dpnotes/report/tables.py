@@ -22,7 +22,7 @@ from html import escape
 DPI = 200
 MIN_FONT_PT = 9.0  # the smallest font a figure may use, at the size it is drawn
 CSS_PX_PER_IN = 96
-MAX_WIDTH_IN = 7.2  # a cell output's width in the content column at a 1280 px window, in inches of CSS px
+MAX_WIDTH_IN = 6.9  # a figure's room in a cell output at a 1280 px window (672 px measured), in inches of CSS px
 DASH = "—"
 
 STYLE = """<style>
