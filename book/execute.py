@@ -11,7 +11,7 @@ for a paper's chapter, the whole store for the others). The key is taken after e
 records that the notebook itself ran are part of it. Papermill's injected-parameters cell is
 tagged ``remove-cell``: the reader sees the chapter, not its plumbing. The papers' chapters run
 ``--jobs`` at a time; any other notebook (the scoreboard, which reads every paper's records)
-runs after them.
+runs after them. Last, the index page's five answers are written to ``OUT_DIR/answers.md``.
 """
 
 from __future__ import annotations
@@ -79,6 +79,19 @@ def _one(notebook: Path, out_dir: Path, parameters: dict, results: Path) -> str:
     return f"{notebook}: " + (f"executed in {time.perf_counter() - start:.0f} s" if ran else "unchanged, cached")
 
 
+ANSWERS = "answers.md"  # the index page's five answers (book/intro.md includes it)
+
+
+def write_answers(path: Path) -> None:
+    """The five answers of the index page, from the scoreboard (:func:`dpnotes.report.layout.answers_markdown`),
+    rewritten only when they change (so Sphinx rebuilds the index page only then)."""
+    from dpnotes.report import layout, scoreboard
+
+    text = layout.answers_markdown(scoreboard())
+    if not path.is_file() or path.read_text() != text:
+        path.write_text(text)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path, help="directory of the executed notebooks")
@@ -98,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         done = list(pool.map(_one, papers, [args.out] * len(papers), [parameters] * len(papers),
                              [results] * len(papers)))
     done += [_one(nb, args.out, parameters, results) for nb in args.notebooks if nb not in papers]
+    write_answers(args.out / ANSWERS)
     print("\n".join(done), file=sys.stderr)
     return 0
 

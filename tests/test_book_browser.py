@@ -2,9 +2,14 @@
 
 A page fails on a console error, a failed request or an error response, a request that leaves
 the build directory, an image that does not load, a formula that MathJax did not typeset (raw
-TeX left in the text, or a MathJax error), a claims table wider than the page at 1280 px, and,
-for a chapter, a missing verdict summary or a title or summary below the fold of a 1280x800
-window. A screenshot of each page at 1280x800 goes to ``_build/screenshots/`` (a CI artifact).
+TeX left in the text, or a MathJax error); on text a reader should never see: ``NaN``/``nan``,
+a pandas ``dtype:`` line, a dict repr (``{'``) or an identifier in unrendered backticks; on an
+image without a caption (``<figcaption>``) or whose alt text is missing or a file path, or a
+figure whose smallest font is under 9 pt as shown; on any table wider than the content column at
+1280 px; for a chapter, on a "What held" box (``.what-held``) or a title below the fold of a
+1280x800 window; and on a page that scrolls sideways at 390 px (a phone). Screenshots of each page
+at 1280x800 and 390x844 go to ``_build/screenshots/`` (a CI artifact).
+:func:`test_the_rules_catch_a_broken_page` shows each rule failing on a page made to break it.
 
 The book is built by ``make book`` (``.ci/run`` builds it before ``make test``); the browser is
 Debian's ``chromium`` driven by playwright. Locally, without either, the tests are skipped with
@@ -27,6 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 HTML = REPO / "_build" / "html"
 SHOTS = REPO / "_build" / "screenshots"
 VIEWPORT = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+MIN_FONT_PT = 9.0
 CI = os.environ.get("DPNOTES_CI") == "1"
 # Pages of the book: everything but Sphinx's assets and the bundled MathJax.
 ASSETS = ("_static", "_sources", "_images", "mathjax", "_sphinx_design_static", "_panels_static")
@@ -83,35 +90,58 @@ INSPECT = """async () => {
   for (const img of document.images) img.loading = 'eager';
   await Promise.all([...document.images].map(img => img.complete ? null :
       new Promise(done => { img.onload = img.onerror = done; })));
+  const main = document.querySelector('main') || document.body;
   const broken = [...document.images].filter(img => !img.complete || img.naturalWidth === 0)
-      .map(img => img.getAttribute('src'));
+      .map(img => img.getAttribute('src').slice(0, 80));
   const title = document.querySelector('main h1, article h1');
-  const summary = document.querySelector('.dpn-summary');
+  const held = document.querySelector('.what-held');
   const fold = el => el ? el.getBoundingClientRect().bottom + window.scrollY : null;
+  const top = el => el ? el.getBoundingClientRect().top + window.scrollY : null;
+  // Prose and outputs: every text but code (inputs, literals), scripts and typeset maths.
   const text = [];
-  const walker = document.createTreeWalker(document.querySelector('main') || document.body,
-      NodeFilter.SHOW_TEXT, {acceptNode: n => n.parentElement.closest(
-          'pre, code, script, style, mjx-container, .highlight, textarea')
-          ? NodeFilter.FILTER_REJECT : NodeFilter.FILTER_ACCEPT});
+  const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {acceptNode: n => {
+      const p = n.parentElement;
+      if (p.closest('script, style, mjx-container, textarea, .cell_input')) return NodeFilter.FILTER_REJECT;
+      if (p.closest('pre, code, .highlight') && !p.closest('.cell_output')) return NodeFilter.FILTER_REJECT;
+      return NodeFilter.FILTER_ACCEPT; }});
   while (walker.nextNode()) text.push(walker.currentNode.nodeValue);
   for (const d of document.querySelectorAll('details')) d.open = true;
-  const article = document.querySelector('main article, main') || document.body;
-  const right = Math.min(window.innerWidth, article.getBoundingClientRect().right) + 1;
-  const wide = [...document.querySelectorAll('table.dpn-claims')]
-      .map(t => ({w: t.scrollWidth, r: t.getBoundingClientRect().right, box: t.parentElement.clientWidth}))
-      .filter(t => t.r > right || t.w > t.box + 1);
-  return {broken, titleBottom: fold(title), summaryBottom: fold(summary), hasSummary: !!summary,
+  const article = document.querySelector('main article') || main;
+  const column = article.getBoundingClientRect();
+  const wide = [...main.querySelectorAll('table')].filter(t => t.offsetParent !== null)
+      .map(t => ({w: Math.max(t.scrollWidth, t.getBoundingClientRect().width), cls: t.className,
+                  box: column.width}))
+      .filter(t => t.w > t.box + 1);
+  const images = [...main.querySelectorAll('img')].map(img => ({
+      src: (img.getAttribute('src') || '').slice(0, 60), alt: img.getAttribute('alt') || '',
+      caption: (img.closest('figure') && img.closest('figure').querySelector('figcaption')
+                ? img.closest('figure').querySelector('figcaption').textContent.trim() : ''),
+      font: img.dataset.minFontPt ? parseFloat(img.dataset.minFontPt) * img.getBoundingClientRect().width
+            / parseFloat(img.dataset.shownPx) : null}));
+  return {broken, titleBottom: fold(title), heldTop: top(held), heldBottom: fold(held), hasHeld: !!held,
           mathErrors: document.querySelectorAll('mjx-merror').length,
           typeset: document.querySelectorAll('mjx-container').length,
           mathSpans: document.querySelectorAll('.math').length,
-          text: text.join(' '), wide};
+          text: text.join(' '), wide, images};
 }"""
+SIDEWAYS = "() => document.documentElement.scrollWidth - window.innerWidth"
 # TeX that MathJax should have typeset: \( \) \[ \] delimiters, $$, or $...\command...$.
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\$[^$\s][^$]*\\[A-Za-z]+[^$]*\$")
+# Text a reader should never see: a missing value, a pandas repr, a dict repr, unrendered Markdown code.
+NOT_FOR_READERS = (("NaN or nan", re.compile(r"\b(?:NaN|nan)\b")), ("a pandas dtype: line", re.compile(r"dtype:")),
+                   ("a dict repr", re.compile(r"\{'")), ("an identifier in unrendered backticks",
+                                                         re.compile(r"`[A-Za-z_][\w.]*`?")))
+# An alt text that is a file name or path, not a description.
+PATH_ALT = re.compile(r"^\S*[/\\]\S*$|\.(?:png|svg|jpe?g|gif)$|^(?:image|img|figure)?$", re.I)
 
 
-def visit(browser, server: str, page_path: str) -> list[str]:
-    """Open one page and return what is wrong with it (empty if nothing)."""
+def _shot(page, page_path: str, kind: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / (page_path.replace("/", "__").removesuffix(".html") + f".{kind}.png")))
+
+
+def visit(browser, server: str, page_path: str, *, chapter: bool | None = None) -> list[str]:
+    """Open one page (at a laptop's and at a phone's width) and return what is wrong with it."""
     problems: list[str] = []
     page = browser.new_page(viewport=VIEWPORT)
     page.on("console", lambda m: m.type == "error" and not m.location["url"].endswith(BROWSER_OWN)
@@ -121,12 +151,16 @@ def visit(browser, server: str, page_path: str) -> list[str]:
     page.on("response", lambda r: r.status >= 400 and not r.url.endswith(BROWSER_OWN)
             and problems.append(f"HTTP {r.status}: {r.url}"))
     page.on("request", lambda r: r.url.startswith((server, "data:", "blob:", "about:"))
-            or problems.append(f"request leaves the build directory: {r.url}"))
+            or problems.append(f"request leaves the build directory: {r.url[:80]}"))
     page.goto(server + page_path, wait_until="networkidle")  # also past a redirect (index.html)
     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SHOTS / (page_path.replace("/", "__").removesuffix(".html") + ".png")))
+    _shot(page, page_path, "1280x800")
     seen = page.evaluate(INSPECT)
+    page.set_viewport_size(PHONE)
+    page.goto(server + page_path, wait_until="networkidle")
+    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
+    _shot(page, page_path, "390x844")
+    sideways = page.evaluate(SIDEWAYS)
     page.close()
     problems += [f"image not loaded: {src}" for src in seen["broken"]]
     if seen["mathErrors"]:
@@ -136,15 +170,28 @@ def visit(browser, server: str, page_path: str) -> list[str]:
         problems.append(f"formula(s) left as raw TeX: {raw[:5]}")
     if seen["mathSpans"] and not seen["typeset"]:
         problems.append(f"{seen['mathSpans']} formula(s) and none typeset by MathJax")
-    problems += [f"claims table {t['w']} px wide, right edge at {t['r']:.0f} px, in a box of {t['box']} px"
+    for what, pattern in NOT_FOR_READERS:
+        found = [seen["text"][max(0, m.start() - 30):m.end() + 30] for m in pattern.finditer(seen["text"])]
+        if found:
+            problems.append(f"{len(found)} x {what} in the text, e.g. {found[0]!r}")
+    for img in seen["images"]:
+        if not img["caption"]:
+            problems.append(f"image without a caption: {img['src']}")
+        if PATH_ALT.search(img["alt"].strip()):
+            problems.append(f"image whose alt text is no description ({img['alt']!r}): {img['src']}")
+        if img["font"] is not None and img["font"] < MIN_FONT_PT - 0.05:
+            problems.append(f"figure font of {img['font']:.1f} pt as shown (at least {MIN_FONT_PT:g}): {img['src']}")
+    problems += [f"table ({t['cls'] or 'no class'}) {t['w']:.0f} px wide in a content column of {t['box']:.0f} px"
                  for t in seen["wide"]]
-    if page_path.startswith(CHAPTERS):
-        if not seen["hasSummary"]:
-            problems.append("chapter without its verdict summary")
-        elif seen["summaryBottom"] > VIEWPORT["height"]:
-            problems.append(f"verdict summary below the fold (bottom at {seen['summaryBottom']:.0f} px)")
+    if chapter if chapter is not None else page_path.startswith(CHAPTERS):
+        if not seen["hasHeld"]:
+            problems.append("chapter without its What held box (.what-held)")
+        elif seen["heldTop"] > VIEWPORT["height"]:
+            problems.append(f"What held box below the fold (top at {seen['heldTop']:.0f} px)")
         if seen["titleBottom"] is None or seen["titleBottom"] > VIEWPORT["height"]:
             problems.append("chapter title missing or below the fold")
+    if sideways > 0:
+        problems.append(f"the page scrolls sideways at {PHONE['width']} px (by {sideways} px)")
     return problems
 
 
@@ -160,3 +207,33 @@ def test_the_book_has_its_pages():
 def test_page_in_the_browser(browser, server, page_path):
     problems = visit(browser, server, page_path)
     assert not problems, f"{page_path}:\n  " + "\n  ".join(problems)
+
+
+# A page made to break every rule: the test below expects each one to be reported.
+BROKEN_PAGE = """<!DOCTYPE html><html><head><meta name="viewport" content="width=device-width"></head>
+<body><main><article style="width:700px">
+<h1>A broken chapter</h1>
+<div style="height:900px">A long opening paragraph pushes everything down.</div>
+<div class="what-held">What held, too late.</div>
+<p>The accuracy was NaN and the dtype: float64 of a Series; a dict {'eps': 1.0}; see `dplis.SHARPNESS_MAXITER`.</p>
+<img src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
+     alt="_images/figure_1.png">
+<table><tr><td style="white-space:nowrap">a table wider than the column: %s</td></tr></table>
+</article></main></body></html>""" % ("1234567890 " * 30)
+
+
+def test_the_rules_catch_a_broken_page(browser, tmp_path):
+    """Each rule fails on a page made to break it (the rules can fail)."""
+    (tmp_path / "broken.html").write_text(BROKEN_PAGE)
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(tmp_path)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        problems = visit(browser, f"http://127.0.0.1:{httpd.server_address[1]}/", "broken.html", chapter=True)
+    finally:
+        httpd.shutdown()
+    text = "\n".join(problems)
+    print(text)
+    for expected in ("NaN or nan", "a pandas dtype: line", "a dict repr", "an identifier in unrendered backticks",
+                     "image without a caption", "alt text is no description", "px wide in a content column",
+                     "What held box below the fold", "scrolls sideways at 390 px"):
+        assert expected in text, f"the rule {expected!r} did not fire on the broken page:\n{text}"

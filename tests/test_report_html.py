@@ -79,7 +79,7 @@ def test_chapter_summary_and_table_cover_every_claim_once(paper):
     ("gdp.figure4.bottom.sigma_clt", "Figure 4", "bottom.sigma_clt"),
     ("sadpsgd.thm1.accepted_steps_only", "Theorem 1", "accepted_steps_only"),
     ("labeldp.appc.kmnist_similar", "Appendix C", "kmnist_similar"),
-    ("dplis.intro.image_gain.min", "Intro", "image_gain.min"),
+    ("dplis.intro.image_gain.min", "Introduction", "image_gain.min"),
 ])
 def test_groups_and_short_ids(claim_id, group, short):
     assert html.group_of(claim_id) == group and html.short_id(claim_id) == short

@@ -24,7 +24,10 @@ BADGES = {
     "inconclusive": ("inconclusive", "?", "#9a6700"),
     "not_run": ("not run", "–", "#6e7781"),
 }
-assert tuple(BADGES) == VERDICTS
+# A light background per verdict, for the cells of a paper's table (:mod:`dpnotes.report.layout`).
+TINTS = {"reproduced": "#dafbe1", "inconclusive": "#fff8c5", "not_reproduced": "#ffebe9", "not_run": "#f6f8fa"}
+if set(BADGES) != set(VERDICTS) or set(TINTS) != set(VERDICTS):
+    raise ImportError(f"badges and tints must cover exactly the verdicts {VERDICTS}")
 
 STYLE = """<style>
 .dpn-badges{display:flex;flex-wrap:wrap;gap:.4em;margin:.3em 0 .8em 0}
@@ -35,6 +38,7 @@ table.dpn-claims{table-layout:fixed;width:100%;max-width:100%;border-collapse:co
 table.dpn-claims th,table.dpn-claims td{padding:.25em .4em;border-bottom:1px solid #d0d7de;
   vertical-align:top;overflow-wrap:anywhere;text-align:left}
 details.dpn-group{margin:.2em 0 .6em 0}
+details.dpn-all>summary{cursor:pointer;padding:.4em .5em;background:#eaeef2;border-radius:.3em;margin:.3em 0}
 details.dpn-group>summary{cursor:pointer;padding:.3em .4em;background:#f6f8fa;border-radius:.3em}
 details.dpn-group>summary .dpn-badge{font-size:.75em;margin-left:.3em}
 table.dpn-claims td.dpn-num{font-variant-numeric:tabular-nums}
@@ -45,7 +49,9 @@ table.dpn-claims .dpn-badge{font-size:.85em}
 _GROUPS = (
     (r"table(\d+)", "Table {}"), (r"fig(?:ure)?(\d+)", "Figure {}"), (r"thm(\d+)", "Theorem {}"),
     (r"alg(\d+)", "Algorithm {}"), (r"eq(\d+)", "Equation {}"), (r"sec(\d+(?:_\d+)*)", "Section {}"),
-    (r"app([a-z]\d*)", "Appendix {}"),
+    (r"app(?:endix)?([a-zA-Z]\d*)", "Appendix {}"), (r"lemma(\d+)", "Lemma {}"), (r"cor(\d+)", "Corollary {}"),
+    (r"obs(\d+)", "Observation {}"), (r"section(\d+(?:_\d+)*)", "Section {}"), (r"intro", "Introduction"),
+    (r"setup", "Setup"),
 )
 NOTE_CHARS = 110
 OURS_CHARS = 40
@@ -58,6 +64,8 @@ def group_of(claim_id: str) -> str:
     for pattern, label in _GROUPS:
         m = re.fullmatch(pattern, part)
         if m:
+            if not m.groups():
+                return label
             return label.format(m.group(1).replace("_", ".").upper() if label.startswith("Appendix")
                                 else m.group(1).replace("_", "."))
     return part.replace("_", " ").capitalize()
@@ -73,12 +81,19 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
+def inline_code(text: str) -> str:
+    """``text`` as HTML with its Markdown code spans (`x`) rendered as code; a backtick left
+    unpaired (by shortening) is dropped."""
+    html = re.sub(r"`([^`]+)`", r"<code>\1</code>", escape(text))
+    return html.replace("`", "")
+
+
 def _cell(text: str, limit: int, *, cls: str = "") -> str:
     """A table cell showing ``text`` shortened to ``limit`` characters, whole on hover."""
     shown = _shorten(text, limit)
     title = f' title="{escape(text)}"' if shown != text else ""
     klass = f' class="{cls}"' if cls else ""
-    return f"<td{klass}{title}>{escape(shown)}</td>"
+    return f"<td{klass}{title}>{inline_code(shown)}</td>"
 
 
 def badge(verdict: str, count: int | None = None, *, title: str | None = None) -> str:
@@ -172,9 +187,9 @@ def _note_cell(row: dict, store: Store) -> str:
         return _cell(note, NOTE_CHARS)
     links = ", ".join(f'<code title="{escape(_record_file(store, row["paper"], rid))}">{rid}</code>'
                       for rid in row["evidence"])
-    detail = f"{escape(row['detail'])}; " if row["detail"] else ""
-    caveat = f"{escape(row['note'])}; " if row.get("note") else ""
-    fidelity = (f"<strong>substitute</strong>: {escape(row['substitute'])}; " if row.get("substitute") else "")
+    detail = f"{inline_code(row['detail'])}; " if row["detail"] else ""
+    caveat = f"{inline_code(row['note'])}; " if row.get("note") else ""
+    fidelity = (f"<strong>substitute</strong>: {inline_code(row['substitute'])}; " if row.get("substitute") else "")
     return f"<td>{detail}{caveat}{fidelity}record{'s' if len(row['evidence']) != 1 else ''} {links}</td>"
 
 
@@ -204,7 +219,15 @@ def paper_summary(paper: str, *, store: Store | None = None) -> Html:
 def paper_claims(paper: str, *, store: Store | None = None) -> Html:
     """A paper's claims table for its chapter."""
     rows = scoreboard(store=store, paper=paper)
-    return Html(claims_table(rows, store=store), "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
+    return Html(folded(f"Every claim of the paper ({len(rows)}), with its verdict and evidence",
+                       claims_table(rows, store=store)),
+                "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
+
+
+def folded(title: str, html: str) -> str:
+    """``html`` folded under a one-line summary that opens it (the full claim lists)."""
+    return (f'{STYLE}<details class="dpn-all"><summary><strong>{escape(title)}</strong> (open)</summary>'
+            f"{html}</details>")
 
 
 def answered_claims(*, store: Store | None = None) -> Html:

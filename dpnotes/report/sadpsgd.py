@@ -264,3 +264,32 @@ def coverage_frame(records: list[dict]) -> pd.DataFrame:
     cells = pd.Series({k: f"{v['stored']} of {v['defined']}" for k, v in rows.items()})
     cells.index.names = ["dataset", "seed"]
     return cells.unstack("seed").rename(columns=lambda seed: f"seed {seed}")
+
+
+FIG3_SCHEMES = {"d": "DP-SGD", "h": "DP-SGD, tanh", "a": "DP-SGD, AUTO-S", "s": "SA-DPSGD"}
+
+
+def figure3(axes, records: list[dict], points: int = 80) -> list[str]:
+    """Figure 3 of the paper from our runs: per dataset with Table 3 runs stored (a row of
+    ``axes``), test loss (left) and test accuracy in % (right) against eps under Theorem 1's
+    accounting (the paper's; a baseline accepts every step), for the four schemes of Table 3,
+    one line per seed, at most ``points`` points each. Returns the datasets drawn."""
+    from dpnotes.experiments import current
+
+    paper = current([r for r in records if r["spec"]["profile"] == "paper"], sa.configs("paper"))
+    drawn = [ds for ds in sa.DATASETS if all(paper.get(sa.table3_run(ds, k)) for k in sa.TABLE3_SCHEME)]
+    for (ax_loss, ax_acc), ds in zip(axes, drawn):
+        for colour, (key, label) in zip(("C0", "C1", "C2", "C3"), FIG3_SCHEMES.items()):
+            for n, r in enumerate(sorted(paper[sa.table3_run(ds, key)], key=lambda r: r["spec"]["seed"])):
+                curve = sa.curve(r)
+                shown = curve[::max(1, len(curve) // points)] + curve[-1:]
+                eps = [sa.eps_paper(ds, p["accepted_steps"]) for p in shown]
+                kw = {"color": colour, "lw": 1.5, "alpha": 1.0 if n == 0 else 0.5,
+                      "label": label if n == 0 else None}
+                ax_loss.plot(eps, [p["test_loss"] for p in shown], **kw)
+                ax_acc.plot(eps, [100 * p["test_acc"] for p in shown], **kw)
+        name = {"mnist": "MNIST", "fmnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}[ds]
+        ax_loss.set(title=f"{name}: test loss", xlabel="ε, Theorem 1 (accepted steps)", ylabel="test loss")
+        ax_acc.set(title=f"{name}: test accuracy", xlabel="ε, Theorem 1 (accepted steps)", ylabel="test accuracy (%)")
+        ax_acc.legend(loc="lower right")
+    return drawn

@@ -1,0 +1,216 @@
+"""The book's tables and figures, formatted one way: what every chapter cell calls to show a
+frame or a figure.
+
+Tables (:func:`table`): no index column (a named index becomes a column), no ``NaN`` (a dash,
+whose meaning the table prints under it), no dict, list or Series reprs
+(mappings print as ``key value; ...``), integers as integers, accuracy-like fractions as percent
+where the caller names the columns, numbers right-aligned and never wrapped. Figures
+(:func:`figure`): a PNG at :data:`DPI` dpi shown at the size it was drawn (so its fonts keep their
+point size), inside a numbered, captioned ``<figure>`` with a descriptive alt text. Both are
+returned as :class:`dpnotes.report.html.Html`, which Jupyter shows as HTML and prints as text.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import numbers
+import re
+from html import escape
+
+DPI = 200
+MIN_FONT_PT = 9.0  # the smallest font a figure may use, at the size it is drawn
+CSS_PX_PER_IN = 96
+MAX_WIDTH_IN = 6.9  # a figure's room in a cell output at a 1280 px window (672 px measured), in inches of CSS px
+DASH = "—"
+
+STYLE = """<style>
+.dpn-tablewrap{overflow-x:auto;max-width:100%;margin:.4em 0 1em 0}
+table.dpn-table{border-collapse:collapse;font-size:.78em;width:auto;max-width:100%}
+table.dpn-table th,table.dpn-table td{padding:.2em .4em;border-bottom:1px solid #d0d7de;vertical-align:top;
+  text-align:left;overflow-wrap:anywhere}
+table.dpn-table th{font-weight:600;background:#f6f8fa}
+table.dpn-table td.dpn-num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+table.dpn-table th.dpn-num{text-align:right}
+p.dpn-tablenote{font-size:.8em;color:#57606a;margin:-.6em 0 1em 0}
+figure.dpn-figure{margin:1em 0 1.4em 0}
+figure.dpn-figure img{max-width:100%;height:auto;display:block}
+figure.dpn-figure figcaption{font-size:.88em;color:#24292f;margin-top:.4em}
+</style>"""
+
+
+def _missing(value) -> bool:
+    if value is None:
+        return True
+    try:
+        return isinstance(value, float) and math.isnan(value) or bool(value != value)  # NaN, pd.NA, NaT
+    except (TypeError, ValueError):
+        return False
+
+
+def number(value, decimals: int | None = None) -> str:
+    """A number as the book prints it: an integer (or an integral float) without decimals,
+    thousands separated from 10,000 up; a float with ``decimals`` decimals, else 4 significant
+    digits (no exponent between 1e-3 and 1e6); infinity as ∞; a missing value as a dash."""
+    if _missing(value):
+        return DASH
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, numbers.Integral) or (isinstance(value, float) and value.is_integer() and decimals is None
+                                               and abs(value) < 1e15):
+        v = int(value)
+        return f"{v:,}" if abs(v) >= 10_000 else str(v)
+    v = float(value)
+    if math.isinf(v):
+        return "∞" if v > 0 else "−∞"
+    if decimals is not None:
+        return f"{v:.{decimals}f}"
+    if v != 0 and not 1e-3 <= abs(v) < 1e6:
+        return f"{v:.3g}"
+    text = f"{v:.4g}"
+    if "e" in text:  # .4g switches to an exponent from 1e4 up
+        text = f"{v:.0f}"
+    return text
+
+
+def text(value, decimals: int | None = None) -> str:
+    """Any cell value as plain text: numbers by :func:`number`, mappings as ``key value; ...``,
+    sequences joined by commas; never a Python or pandas repr."""
+    if isinstance(value, dict):
+        return "; ".join(f"{k} {text(v, decimals)}" for k, v in value.items())
+    if isinstance(value, (list, tuple, set)):
+        return ", ".join(text(v, decimals) for v in value)
+    if hasattr(value, "to_dict") and not isinstance(value, str):  # a pandas Series
+        return text(value.to_dict(), decimals)
+    if isinstance(value, (numbers.Number, type(None))) or _missing(value):
+        return number(value, decimals)
+    return str(value)
+
+
+def _numeric(value) -> bool:
+    return isinstance(value, numbers.Number) and not isinstance(value, bool) or _missing(value)
+
+
+def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict | None = None,
+          dash: str | None = None, note: str | None = None, columns=None):
+    """A frame (or a list of dicts) as a clean HTML table (see the module docstring).
+
+    ``percent``: columns holding fractions in [0, 1], shown times 100 with " (%)" added to their
+    header (accuracy in % everywhere). ``decimals``: one count for every float, or a column ->
+    count mapping. ``rename``: column -> header. ``dash``: what a dash means in this table,
+    printed under it whenever a cell is missing ("no value" unless told more).
+    ``note``: any other line printed under the table. ``columns``: their order (a list of dicts).
+    """
+    import pandas as pd
+
+    from dpnotes.report.html import Html
+
+    frame = pd.DataFrame(data, columns=columns) if not isinstance(data, pd.DataFrame) else data
+    if isinstance(frame.columns, pd.MultiIndex):
+        frame = frame.copy()
+        frame.columns = [" ".join(str(c) for c in col if str(c)) for col in frame.columns]
+    if any(name is not None for name in frame.index.names) or not isinstance(frame.index, pd.RangeIndex):
+        frame = frame.reset_index().rename(columns={"index": ""})  # an index with meaning is a column
+    frame = frame.reset_index(drop=True)
+    unknown = set(percent) - set(frame.columns)
+    if unknown:
+        raise ValueError(f"percent names columns the table does not have: {sorted(unknown)}")
+    headers, cells, numeric = [], [], []
+    for col in frame.columns:
+        values = list(frame[col])
+        digits = decimals.get(col) if isinstance(decimals, dict) else decimals
+        if col in percent:
+            values = [v if _missing(v) else 100 * v for v in values]
+            digits = 2 if digits is None else digits
+        label = (rename or {}).get(col, str(col)) + (" (%)" if col in percent else "")
+        headers.append(label)
+        numeric.append(all(_numeric(v) for v in values))
+        cells.append([text(v, digits if isinstance(v, float) else None) for v in values])
+    num = ' class="dpn-num"'
+    head = "".join(f"<th{num if n else ''}>{escape(h)}</th>" for h, n in zip(headers, numeric))
+    body = "".join("<tr>" + "".join(f"<td{num if n else ''}>{escape(col[i])}</td>" for col, n in zip(cells, numeric))
+                   + "</tr>" for i in range(len(frame)))
+    notes = [f"{DASH}: {dash or 'no value'}"] if any(c == DASH for col in cells for c in col) else []
+    notes += [note] if note else []
+    foot = "".join(f'<p class="dpn-tablenote">{escape(n)}</p>' for n in notes)
+    html = (f'{STYLE}<div class="dpn-tablewrap"><table class="dpn-table"><thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>{foot}")
+    plain = "\n".join(["\t".join(headers)] + ["\t".join(col[i] for col in cells) for i in range(len(frame))]
+                      + notes)
+    return Html(html, plain)
+
+
+def _labelled(ax, axis: str) -> bool:
+    """An axis is labelled when it, or an axis it shares, has a label, or when it has no tick
+    labels at all (a panel of pictures) or names its ticks in words (categories)."""
+    siblings = getattr(ax, f"get_shared_{axis}_axes")().get_siblings(ax)
+    if any(getattr(a, f"get_{axis}label")() for a in siblings):
+        return True
+    ticks = [t.get_text() for t in getattr(ax, f"get_{axis}ticklabels")() if t.get_text()]
+    return not getattr(ax, f"{axis}axis").get_visible() or any(re.search(r"[A-Za-z]{3}", t) for t in ticks)
+
+
+def style() -> None:
+    """Matplotlib defaults for the book: no font under :data:`MIN_FONT_PT` points."""
+    import matplotlib as mpl
+
+    mpl.rcParams.update({"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10, "xtick.labelsize": 9,
+                         "ytick.labelsize": 9, "legend.fontsize": 9, "figure.titlesize": 11})
+
+
+def figure(fig, *, number: str, caption: str, alt: str):
+    """``fig`` as a numbered, captioned figure: ``number`` names it after the paper
+    ("Figure 4 (paper) / ours", or "Ours" for a figure the paper has not), ``caption`` says
+    what it shows, ``alt`` describes it for a reader who cannot see it.
+
+    Readable at the column width: a figure wider than the column (:data:`MAX_WIDTH_IN`) is shown
+    shrunk to it, so every font smaller than :data:`MIN_FONT_PT` points at the size shown is
+    enlarged to it. No empty panel: a panel without data is removed and named in the caption.
+    Refuses a panel whose axes are not labelled in words, and a missing caption or alt text.
+    Closes ``fig``."""
+    import matplotlib.pyplot as plt
+
+    from dpnotes.report.html import Html
+
+    try:
+        if not caption.strip() or not alt.strip():
+            raise ValueError(f"figure {number!r}: a caption and an alt text are required")
+        removed = []
+        for ax in list(fig.axes):
+            if ax.get_visible() and ax.axison and not (ax.has_data() or ax.images or ax.collections):
+                removed.append(ax.get_title() or "an empty panel")
+                ax.remove()
+        fig.canvas.draw()  # tick labels exist once drawn
+        for ax in fig.axes:
+            if not ax.get_visible() or not ax.axison:
+                continue
+            for axis in ("x", "y"):
+                if not _labelled(ax, axis):
+                    raise ValueError(f"figure {number!r}: the {axis} axis of panel "
+                                     f"{ax.get_title() or 'untitled'!r} has no label")
+        width = max(fig.get_size_inches()[0], fig.get_tightbbox(fig.canvas.get_renderer()).width + 0.2)
+        least = MIN_FONT_PT * max(1.0, width / MAX_WIDTH_IN) + 0.1  # at the size drawn (0.2 in: the padding)
+        for t in _texts(fig):
+            if t.get_fontsize() < least:
+                t.set_fontsize(least)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    png = buffer.getvalue()
+    data = base64.b64encode(png).decode()
+    drawn = round(int.from_bytes(png[16:20], "big") / DPI * CSS_PX_PER_IN)  # IHDR width: the drawn size
+    shown = min(drawn, round(MAX_WIDTH_IN * CSS_PX_PER_IN))
+    smallest = min((t.get_fontsize() for t in _texts(fig)), default=MIN_FONT_PT) * shown / drawn
+    if removed:
+        caption += f" (No panel for: {'; '.join(removed)}.)"
+    html = (f'{STYLE}<figure class="dpn-figure"><img src="data:image/png;base64,{data}" alt="{escape(alt)}" '
+            f'style="width:{shown}px" data-min-font-pt="{smallest:.1f}" data-shown-px="{shown}">'
+            f"<figcaption><strong>{escape(number)}.</strong> {escape(caption)}</figcaption></figure>")
+    return Html(html, f"{number}. {caption}")
+
+
+def _texts(fig):
+    return [t for t in fig.findobj(lambda a: hasattr(a, "get_fontsize") and hasattr(a, "get_text"))
+            if t.get_visible() and t.get_text()]

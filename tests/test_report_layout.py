@@ -1,0 +1,86 @@
+"""The paper-layout tables, the What held box and the book's table and figure formatting
+(:mod:`dpnotes.report.layout`, :mod:`dpnotes.report.headlines`, :mod:`dpnotes.report.tables`)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from dpnotes import claims
+from dpnotes.report import layout, tables
+from dpnotes.report.headlines import HEADLINES
+
+
+def _row(cid, verdict, ours=None, paper="95.0", **extra):
+    return {"id": cid, "paper": cid.split(".")[0], "kind": "training", "source": "s", "paper_value": paper,
+            "unit": "%", "ours": ours, "verdict": verdict, "evidence": ["r1"] if verdict != "not_run" else "no GPU",
+            "detail": "mean of 3 seed(s), sd 0.2; band +-1 (floor 1)" if verdict != "not_run" else None,
+            "flags": "", **extra}
+
+
+def test_every_headline_and_layout_cell_is_a_registered_claim():
+    known = {c.id for c in claims.load()}
+    for paper, spec in HEADLINES.items():
+        assert {cid for cid, _ in spec.claims} <= known, paper
+    for paper, makers in layout.TABLES.items():
+        for make in makers:
+            ids = make().ids()
+            assert ids and set(ids) <= known and all(i.startswith(paper + ".") for i in ids)
+
+
+def _rows_for(paper, verdicts):
+    return [_row(cid, v, ours=95.0 if v != "not_run" else None)
+            for (cid, _), v in zip(HEADLINES[paper].claims, verdicts)]
+
+
+@pytest.mark.parametrize("verdicts, word", [
+    (["reproduced"] * 7, "holds"),
+    (["not_reproduced", "reproduced"] + ["reproduced"] * 5, "undecided"),
+    (["not_reproduced", "not_reproduced"] + ["reproduced"] * 5, "does not hold"),
+    (["not_run"] * 7, "not tested"),
+    (["inconclusive", "reproduced"] + ["reproduced"] * 5, "undecided"),
+])
+def test_the_answer_rule(verdicts, word):
+    assert layout.answer(_rows_for("gdp", verdicts), "gdp")[0] == word  # gdp: 7 headlines, 3 central
+
+
+def test_a_grid_shows_paper_and_ours_and_counts_the_cells_not_run():
+    spec = layout.Grid("T", ("a", "b"), (("", (("r1", ("x.t.1", "x.t.2")), ("r2", ("x.t.3", None)))),))
+    rows = [_row("x.t.1", "reproduced", 95.2, seeds=3, fidelity="substitute", substitute="a small CNN",
+                 note="header inferred"),
+            _row("x.t.2", "not_run"), _row("x.t.3", "inconclusive", 94.0)]
+    html = layout.grid(rows, spec).html
+    assert "95.0</span> | <strong>95.2</strong>" in html and "3 seeds" in html and "a small CNN" in html
+    assert "header inferred" in html  # the caveat on the page, not in a hover
+    assert "1 cell not run: no GPU" in html and "inconclusive" in html
+    with pytest.raises(ValueError, match="no claim in any cell"):
+        layout.Grid("T", ("a",), (("", (("r", (None,)),)),))
+
+
+def test_tables_print_no_nan_no_repr_and_integers_as_integers():
+    import pandas as pd
+
+    out = tables.table(pd.DataFrame({"n": [512.0, 60000.0], "acc": [0.5, math.nan], "d": [{"a": 1}, [1, 2]]}),
+                       percent=["acc"], dash="not run").plain
+    assert "512" in out and "60,000" in out and "512.0" not in out
+    assert "nan" not in out.lower() and "{" not in out and "—: not run" in out and "acc (%)" in out
+    with pytest.raises(ValueError, match="percent"):
+        tables.table(pd.DataFrame({"a": [1]}), percent=["b"])
+
+
+def test_a_figure_needs_labelled_axes_and_drops_empty_panels():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (a, b) = plt.subplots(1, 2, figsize=(12, 3))
+    a.plot([0, 1], [0, 1])
+    a.set(xlabel="epochs", ylabel="accuracy")
+    html = tables.figure(fig, number="Figure 1 (paper) / ours", caption="c", alt="a line").html
+    assert "No panel for" in html and "<figcaption>" in html and 'alt="a line"' in html
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [0, 1])
+    with pytest.raises(ValueError, match="no label"):
+        tables.figure(fig, number="F", caption="c", alt="a")
