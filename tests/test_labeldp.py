@@ -97,10 +97,10 @@ def test_configs_resolve_to_valid_unique_specs(profile):
         assert c["paper"] == "labeldp" and c["profile"] == profile and c["method"] == "labeldp"
     stages = sorted(c["method_config"].get("stages", 1) for c in configs)
     if profile == "paper":  # the recipe selection; Table 4: LP-1ST at 5 eps, LP-2ST at 4, on 2 data sets;
-        # 4 more stage-1 fractions and LP-3ST at eps 1, 2 on each; 2 more seeds of Table 4 at eps 1, 2
+        # 4 more stage-1 fractions and LP-3ST at eps 1, 2 on each; 2 more seeds of Table 4 at eps 1-4
         selection, splits, lp3, movielens, mixup = 2 * 2 * 7, 2 * 4, 2 * 2, 4 + 3, 2 * 2
-        assert len(configs) == selection + 2 * 9 + splits + lp3 + movielens + mixup + 2 * 2 * 2 * 2
-        assert stages.count(2) == 2 * 4 + splits + 3 + mixup + 8 and stages.count(3) == lp3
+        assert len(configs) == selection + 2 * 9 + splits + lp3 + movielens + mixup + 2 * 2 * len(labeldp.EXTRA_SEEDS_AT) * 2
+        assert stages.count(2) == 2 * 4 + splits + 3 + mixup + 2 * 2 * len(labeldp.EXTRA_SEEDS_AT) and stages.count(3) == lp3
     else:
         assert stages == [1, 2]
 

@@ -427,12 +427,14 @@ def configs(profile: str) -> list[dict]:
     baselines on MNIST and Fashion-MNIST at eps 1 (scaled down); ``paper``: its CPU part, DPIS and
     DP-SGD-HF on the full MNIST and Fashion-MNIST at :data:`PAPER_EPSILONS` with our
     :data:`PAPER_EPOCHS` (seed 0), the raw-pixel baselines there (seed 0), the ablations (seed 0),
-    then the CPU part's seeds 1 and 2."""
+    then the CPU part's seeds 1 and 2, then the raw-pixel baselines' seeds 1 and 2 (so that every
+    competitor is compared with DPIS on paired seeds)."""
     validate.choice("profile", profile, PROFILES)
     if profile == "paper":
         main = [_config("paper", d, m, _s(e), seed) for seed in PAPER_SEEDS for d in ("fashion-mnist", "mnist")
                 for e in PAPER_EPSILONS[d] for m in ("dpis", "dpsgd")]
-        return main[:8] + raw_configs("paper") + ablation_configs(0) + main[8:]
+        return (main[:8] + raw_configs("paper") + ablation_configs(0) + main[8:]
+                + [c for seed in PAPER_SEEDS[1:] for c in raw_configs("paper", seed)])
     if profile == "smoke":
         return [_config("smoke", "mnist", m, _s(SMOKE_EPSILON)) for m in ("dpis", "dpsgd")]
     return [_config("quick", d, m, _s(QUICK_EPSILON)) for d in DATASETS for m in ("dpis", "dpsgd")] + raw_configs("quick")
