@@ -200,7 +200,7 @@ def test_the_book_has_its_pages():
     if not found:
         _unavailable(f"no built book at {HTML.relative_to(REPO)}: run `make book` first")
     chapters = {p for p in found if p.startswith(CHAPTERS)}
-    assert chapters == {f"{CHAPTERS}{n}.html" for n in ("scoreboard", "dplis", "dpis", "gdp", "labeldp", "sadpsgd")}
+    assert chapters == {f"{CHAPTERS}{n}.html" for n in ("scoreboard", "dplis", "dpis", "gdp", "labeldp", "sadpsgd", "audit")}
 
 
 @pytest.mark.parametrize("page_path", pages() or ["(no built book)"])

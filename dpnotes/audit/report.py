@@ -71,3 +71,35 @@ def status_markdown(recs: list[dict], profile: str) -> str:
         return (f"**No audit record exists yet at profile `{profile}`** (0 of {wanted} runs): the campaign "
                 "tables and figure below are empty, and no lower bound is claimed.")
     return f"{len(recs)} of {wanted} audit runs of profile `{profile}` have records."
+
+
+def what_held(recs: list[dict], profile: str):
+    """The chapter's opening box: what the audits show now, computed here (mechanisms) or read
+    from the records (the campaign), with the rule stated; nothing is claimed without a record."""
+    from html import escape
+
+    from dpnotes.report.html import Html
+    from dpnotes.report.layout import STYLE
+
+    mech = mechanisms_frame()
+    exact_rr = bool(((mech["max_log_ratio"] - mech["epsilon"]).abs() < 1e-9)[mech["k_star"] >= 2].all()
+                    and (mech["max_log_ratio"].abs() < 1e-9)[mech["k_star"] < 2].all())
+    gauss = gaussian_frame()
+    sound = bool((gauss["rdp"] >= gauss["exact"] - 1e-9).all() and (gauss["pld"] >= gauss["exact"] - 1e-6).all())
+    lines = [f"RRWithPrior and randomized response leak exactly ε where k* ≥ 2 and nothing where k* = 1: "
+             f"{'holds' if exact_rr else 'does NOT hold'} on every prior and ε of the table below.",
+             f"One Gaussian release: the RDP and PLD accountants are never below the exact ε: "
+             f"{'holds' if sound else 'does NOT hold'} at every σ of the table below."]
+    if recs:
+        frame = campaign_frame(recs)
+        above = int((frame["one-run LB"] > frame["eps (pld)"] + 1e-9).sum())
+        lines.append(f"Campaign ({len(recs)} of {len(campaign.configs(profile))} runs of profile {escape(profile)}): "
+                     f"the one-run lower bound exceeds the accountant's ε in {above} run(s); above would be a bug.")
+    else:
+        lines.append(f"Campaign (training steps of the five methods): no audit record at profile {escape(profile)} "
+                     f"yet, so no lower bound is claimed.")
+    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+    html = (STYLE + '<div class="what-held"><p><strong>What held</strong></p><ul>' + items + "</ul>"
+            '<p class="dpn-rule">A correct implementation never has a lower bound above its accountant\'s ε '
+            "(95 % confidence); the exact audits compare output probabilities, not samples.</p></div>")
+    return Html(html, "What held: " + " ".join(lines))
