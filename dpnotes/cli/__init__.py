@@ -16,7 +16,7 @@ import sys
 from dpnotes import __version__
 
 # Module names under dpnotes.cli, in the order they appear in --help.
-SUBCOMMANDS = ["run", "scoreboard", "epsilon", "noise", "data", "bench"]
+SUBCOMMANDS = ["run", "scoreboard", "results", "epsilon", "noise", "data", "bench"]
 
 
 def build_parser() -> argparse.ArgumentParser:
