@@ -131,7 +131,7 @@ def problem(path: Path, root: Path, *, cache: bool = True) -> tuple[dict | None,
 class Scan:
     """The records under a root: ``records`` (verified, in file order), ``excluded`` (one dict
     per excluded file: path relative to the root, paper, profile, id or file stem, reason) and
-    ``unsealed`` (paths of verified records without a seal)."""
+    ``unsealed`` (the verified records without a seal: path, paper, profile, id, experiment, seed)."""
 
     records: list[dict] = field(default_factory=list)
     excluded: list[dict] = field(default_factory=list)
@@ -149,7 +149,9 @@ def scan(root: Path, paper: str | None = None, profile: str | None = None, *, ca
         if reason is None:
             out.records.append(record)
             if not sealed:
-                out.unsealed.append(rel)
+                s = record["spec"]
+                out.unsealed.append({"path": rel, "paper": s["paper"], "profile": s["profile"], "id": record["id"],
+                                     "experiment": s["experiment"], "seed": s["seed"]})
         else:
             out.excluded.append({"path": rel, "paper": path.parent.parent.name, "profile": path.parent.name,
                                  "id": path.stem, "reason": reason})

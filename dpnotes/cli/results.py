@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from dpnotes.claims import PAPERS
 
@@ -53,8 +52,8 @@ def main(args) -> int:
     store = existing_store(args.results)
     found = scan(store.root, args.paper, cache=not getattr(args, "no_cache", False))
     if args.action == "seal":
-        for rel in found.unsealed:
-            path = store.root / rel
+        for entry in found.unsealed:
+            path = store.root / entry["path"]
             atomic_write_text(seal_path(path), seal_text(path, path.read_bytes()))
         print(f"{store.root}: sealed {len(found.unsealed)} record(s); {len(found.excluded)} failing "
               "record(s) left unsealed" + (" (see `dpnotes results verify`)" if found.excluded else ""))
@@ -65,8 +64,8 @@ def main(args) -> int:
     else:
         for e in found.excluded:
             print(f"EXCLUDED {e['path']}: {e['reason']}")
-        for rel in found.unsealed:
-            print(f"UNSEALED {rel}: no {Path(rel).with_suffix('.sha256').name} (`dpnotes results seal` "
+        for entry in found.unsealed:
+            print(f"UNSEALED {entry['path']}: no {entry['id']}.sha256 (`dpnotes results seal` "
                   "seals records that pass every other check)")
         print(f"{store.root}: {len(found.records)} record(s) verified, {len(found.excluded)} excluded, "
               f"{len(found.unsealed)} of the verified unsealed", file=sys.stderr)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
 
 from dpnotes.claims import PAPERS
 from dpnotes.results import PROFILES, Store
@@ -54,13 +55,29 @@ def _seeds(text: str) -> tuple[int, ...]:
     return seeds
 
 
+def results_store(option: str | None, *, write: bool) -> Store:
+    """The store at ``--results`` (default: $DPNOTES_RESULTS or ./results); ``ValueError``
+    naming it if it is not a directory or, when ``write``, cannot be created or written."""
+    store = Store(option)
+    root = store.root
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"--results {root}: not a directory")
+    if write:
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+            tempfile.TemporaryFile(dir=root).close()  # a real write: permissions, read-only file systems
+        except OSError as exc:
+            raise ValueError(f"--results {root}: cannot be written ({exc.strerror or exc})") from None
+    return store
+
+
 def main(args) -> int:
     from dpnotes import executors
     from dpnotes.runner import run_paper, specs
 
-    store = Store(args.results)
     if args.threads is not None and args.threads < 1:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
+    store = results_store(args.results, write=not args.dry_run)
     if args.dry_run:
         from dpnotes.executors.cost import plan
 
