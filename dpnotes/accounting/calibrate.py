@@ -50,7 +50,8 @@ def _solve_log_sigma(eps_of: Callable[[float], float], target: float, tol: float
     while True:
         x1 = min(max(x0 + direction * step, -limit), limit)  # the last bracket ends at the range's end
         if x1 == x0:
-            at = f"at sigma {math.exp(x0):g} eps is {g0 + target:.6g}"
+            eps = g0 + target
+            at = f"at sigma {math.exp(x0):g} eps is {'>= ' if eps >= _EPS_CAP else ''}{eps:.6g}"
             if direction > 0:
                 raise ValueError(f"target_epsilon {target!r} is not met by any noise multiplier in "
                                  f"[{SIGMA_RANGE[0]:g}, {SIGMA_RANGE[1]:g}]: {at}, the accountant's floor")

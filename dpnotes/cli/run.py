@@ -57,17 +57,21 @@ def _seeds(text: str) -> tuple[int, ...]:
 
 def results_store(option: str | None, *, write: bool) -> Store:
     """The store at ``--results`` (default: $DPNOTES_RESULTS or ./results); ``ValueError``
-    naming it if it is not a directory or, when ``write``, cannot be created or written."""
+    naming it if it is not a directory or, when ``write``, could not be created or written
+    (probed by writing a temporary file in it, or in its nearest existing parent: nothing is
+    created before the run)."""
     store = Store(option)
     root = store.root
     if root.exists() and not root.is_dir():
         raise ValueError(f"--results {root}: not a directory")
     if write:
+        existing = next(p for p in (root, *root.absolute().parents) if p.exists())
+        if not existing.is_dir():
+            raise ValueError(f"--results {root}: cannot be created ({existing} is not a directory)")
         try:
-            root.mkdir(parents=True, exist_ok=True)
-            tempfile.TemporaryFile(dir=root).close()  # a real write: permissions, read-only file systems
+            tempfile.TemporaryFile(dir=existing).close()  # a real write: permissions, read-only file systems
         except OSError as exc:
-            raise ValueError(f"--results {root}: cannot be written ({exc.strerror or exc})") from None
+            raise ValueError(f"--results {root}: cannot be written ({existing}: {exc.strerror or exc})") from None
     return store
 
 
