@@ -65,7 +65,8 @@ def check_pld_grid(mechanisms: Sequence[tuple[float, float, float]], discretizat
         return
     steps = sum(math.ceil(t) for _, _, t in mechanisms)
     room = PLD_MAX_POINTS - steps
-    fix = (f"a discretization >= {discretization * (points - steps) / room:.3g} (`dpnotes epsilon --pld-discretization`) "
+    fix = (f"a discretization >= {discretization * (points - steps) / room:.3g} "
+           "(`dpnotes epsilon --pld-discretization`) "
            "would fit" if room > 0 and math.isfinite(points) else
            f"no discretization fits {steps:.3g} steps (at most about {PLD_MAX_POINTS:.0e})")
     raise GridTooLargeError(

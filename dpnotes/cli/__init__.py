@@ -4,8 +4,8 @@ Each subcommand lives in its own module of this package and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
 taking the parsed arguments and returning an exit code.  Errors a user can fix
 (``ValueError``, ``OSError`` such as an unwritable ``--results``, a run another process
-holds: :class:`~dpnotes.executors.lock.RunLocked`; a paper-profile run from a dirty tree) are printed as one line on stderr with
-exit code 2, as argparse does for bad arguments. Output cut short by its reader
+holds: :class:`~dpnotes.executors.lock.RunLocked`, a paper-profile run from a dirty tree)
+are printed as one line on stderr with exit code 2, as argparse does for bad arguments. Output cut short by its reader
 (``dpnotes run --list | head``) ends quietly with exit code 141, as ``git`` and coreutils do.
 """
 

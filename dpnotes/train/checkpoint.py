@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import re
 import tempfile
 from pathlib import Path
 
@@ -43,13 +44,15 @@ def read(path: str | Path, device) -> dict:
         state = torch.load(path, map_location=device, weights_only=True)
     except pickle.UnpicklingError as exc:
         if "weights only" in str(exc).lower():
-            first = str(exc).split("\n\n")[-1].strip().splitlines()[0] if str(exc).strip() else ""
+            found = re.search(r"GLOBAL ([\w.]+)", str(exc))
+            what = f" (e.g. {found.group(1)})" if found else ""
             raise UnsafeCheckpoint(f"checkpoint {path} holds pickled objects other than tensors and plain "
-                                   f"containers ({first[:160]}); refused: loading it could run code{fresh}") from None
+                                   f"containers{what}; refused: loading it could run code{fresh}") from None
         raise ValueError(f"checkpoint {path} cannot be read (corrupted: {exc}){fresh}") from None
     except (RuntimeError, OSError, EOFError, ValueError, KeyError, IndexError) as exc:
+        first = str(exc).split(". ")[0].splitlines()[0][:160] if str(exc).strip() else ""
         raise ValueError(f"checkpoint {path} cannot be read (truncated or corrupted: "
-                         f"{type(exc).__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}){fresh}") from None
+                         f"{type(exc).__name__}: {first}){fresh}") from None
     if not isinstance(state, dict) or set(KEYS) - set(state):
         raise ValueError(f"checkpoint {path} is not a dpnotes checkpoint (missing "
                          f"{sorted(set(KEYS) - set(state)) if isinstance(state, dict) else 'everything'}){fresh}")
