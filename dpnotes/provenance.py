@@ -8,7 +8,8 @@ matches.
 
 A run is made of one or more *segments* (a run killed and resumed has two): each segment
 records the commit it ran at, whether the tree had uncommitted changes, when it started,
-its wall time, its device and the library versions. Records of the ``paper`` profile may
+its wall time, its device (with the torch thread count on a CPU), the CPU model (``cpu``;
+records made before it was recorded lack it) and the library versions. Records of the ``paper`` profile may
 only be written from a clean tree (:func:`check_clean_for`); results files do not count as
 changes (they are data, not code).
 """
@@ -102,11 +103,15 @@ def fingerprint(state: dict, root: Path | None = None) -> str:
     return h.hexdigest()
 
 
+class DirtyTree(RuntimeError):
+    """A paper-profile record was asked for from a tree with uncommitted changes."""
+
+
 def check_clean_for(profile: str, state: dict) -> None:
     """Refuse to produce a ``paper``-profile record from a tree with uncommitted changes."""
     if profile in CLEAN_PROFILES and state["dirty"]:
         shown = ", ".join(state["changed"][:5]) + (" ..." if len(state["changed"]) > 5 else "")
-        raise RuntimeError(
+        raise DirtyTree(
             f"profile {profile!r} records are written only from a clean git tree (commit first): "
             f"uncommitted changes in {shown}")
 
@@ -120,6 +125,20 @@ def device_name(device: str) -> str:
     return f"cpu: {platform.processor() or platform.machine()}, {torch.get_num_threads()} threads"
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what :mod:`platform` knows): float
+    rounding, and so a run's numbers, may differ between CPU models (vector units) as between
+    thread counts."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith(("model name", "hardware", "cpu model")) and ":" in line:
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -127,4 +146,5 @@ def now() -> str:
 def segment(state: dict, device: str, started: str, wall_s: float) -> dict:
     """One segment of a run (see the module docstring)."""
     return {"commit": state["commit"], "dirty": state["dirty"], "started": started,
-            "wall_s": round(wall_s, 3), "device": device_name(device), "versions": library_versions()}
+            "wall_s": round(wall_s, 3), "device": device_name(device), "cpu": cpu_model(),
+            "versions": library_versions()}

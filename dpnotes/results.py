@@ -5,8 +5,13 @@ final metrics, the privacy block (the ledger of every release and the eps each a
 prices from it) and the provenance (one segment per resumed part of the run:
 :mod:`dpnotes.provenance`). Records are written atomically (temporary file, fsync, rename),
 never overwrite a stored one, and are checked on the way in: the id must be the spec's, and
-the ledger must reprice to the stored eps. eps = inf is stored as ``Infinity`` and NaN is
-refused (:mod:`dpnotes.jsonio`).
+the ledger must reprice to the stored eps. Each is sealed by a ``<run_id>.sha256`` beside it
+(``sha256sum -c`` reads it). eps = inf is stored as ``Infinity`` and NaN is refused
+(:mod:`dpnotes.jsonio`).
+
+Records are verified on the way out too (:mod:`dpnotes.record_checks`): :meth:`Store.records`
+yields only those that pass, :meth:`Store.scan` also names the excluded ones and why, and
+:meth:`Store.get` refuses a bad one with a one-line error naming its file.
 
 Layout: ``<root>/<paper>/<profile>/<run_id>.json``.  The root is, in order, the
 ``root`` argument, ``$DPNOTES_RESULTS``, or ``./results``.  Paper- and quick-profile
@@ -15,19 +20,17 @@ records are committed to the repository; smoke records are not.
 
 from __future__ import annotations
 
-import json
-import math
 import os
 from pathlib import Path
 from typing import Iterator
 
 from dpnotes import jsonio, validate
 from dpnotes.atomic import atomic_write
+from dpnotes.record_checks import (RECORD_FIELDS, REPRICE_RTOL, Scan, check_epsilon,  # noqa: F401  (API)
+                                   problem, reprice, scan, seal_path, seal_text)
 from dpnotes.spec import RunSpec
 
 PROFILES = ("smoke", "quick", "paper")
-RECORD_FIELDS = ("id", "spec", "epochs", "final", "privacy", "provenance")
-REPRICE_RTOL = 1e-9
 
 
 def default_root() -> Path:
@@ -38,31 +41,6 @@ def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` atomically (see :func:`dpnotes.atomic.atomic_write`)."""
     with atomic_write(Path(path)) as out:
         out.write(text.encode("utf-8"))
-
-
-def reprice(record: dict) -> dict:
-    """The record's ledger priced again by the accountants it reports, at its delta."""
-    from dpnotes.accounting.registry import price
-    from dpnotes.ledger import Ledger
-
-    privacy = record["privacy"]
-    names = list(privacy.get("epsilon", {}))
-    if not names:
-        return {}
-    return price(Ledger.from_json(privacy["ledger"]), privacy["delta"], names)
-
-
-def check_epsilon(record: dict) -> None:
-    """``ValueError`` unless every stored eps equals the one its ledger prices to (1e-9 rel)."""
-    if "ledger" not in record["privacy"]:
-        raise ValueError(f"record {record['id']} has no privacy ledger")
-    for name, fresh in reprice(record).items():
-        stored = record["privacy"]["epsilon"][name]["epsilon"]
-        same = stored == fresh["epsilon"] or (math.isfinite(stored) and math.isclose(
-            stored, fresh["epsilon"], rel_tol=REPRICE_RTOL, abs_tol=0.0))
-        if not same:
-            raise ValueError(f"record {record['id']}: stored eps {stored!r} under {name!r} does not "
-                             f"equal {fresh['epsilon']!r}, what its ledger prices to")
 
 
 class Store:
@@ -79,27 +57,46 @@ class Store:
         return self.path(spec).is_file()
 
     def get(self, spec: RunSpec) -> dict | None:
+        """The stored record of ``spec`` (None if there is none); ``ValueError`` naming the file
+        and the reason if the file there fails verification (:mod:`dpnotes.record_checks`)."""
         path = self.path(spec)
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+        if not path.is_file():
+            return None
+        record, reason, _ = problem(path, self.root)
+        if reason is not None:
+            raise ValueError(f"{path}: {reason}; move it away (and its .sha256) to run {spec.id} again")
+        return record
 
     def put(self, record: dict) -> Path:
-        """Store a new record; refuses an incomplete one, a wrong id, a ledger that does not
-        reprice to the stored eps, and a record already stored under that id."""
+        """Store a new record and its seal; refuses an incomplete one, a wrong id, a ledger that
+        does not reprice to the stored eps, and a record already stored under that id."""
         missing = [f for f in RECORD_FIELDS if f not in record]
         if missing:
             raise ValueError(f"run record is missing fields {missing}")
         spec = RunSpec.from_dict(record["spec"])
         if record["id"] != spec.id:
             raise ValueError(f"run record id {record['id']} does not match its spec ({spec.id})")
-        check_epsilon(record)
+        check_epsilon(record, cache=True)
         path = self.path(spec)
         if path.exists():
             raise FileExistsError(f"{path} is already stored; records are never overwritten")
-        atomic_write_text(path, jsonio.dumps(record, indent=1, sort_keys=True) + "\n")
+        data = (jsonio.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8")
+        with atomic_write(path) as out:
+            out.write(data)
+        atomic_write_text(seal_path(path), seal_text(path, data))
         return path
 
+    def scan(self, paper: str | None = None, profile: str | None = None) -> Scan:
+        """Every record file under the root (optionally of one paper and/or profile), verified:
+        the records that pass, the files excluded and why, the records without a seal."""
+        return scan(self.root, paper, profile)
+
     def records(self, paper: str | None = None, profile: str | None = None) -> Iterator[dict]:
-        """Every record under the root, optionally of one paper and/or profile."""
-        pattern = f"{paper or '*'}/{profile or '*'}/*.json"
-        for path in sorted(self.root.glob(pattern)):
-            yield json.loads(path.read_text(encoding="utf-8"))
+        """Every verified record under the root, optionally of one paper and/or profile (the
+        others are left out: :meth:`scan` names them)."""
+        yield from self.scan(paper, profile).records
+
+    def excluded(self, paper: str | None = None, profile: str | None = None) -> list[dict]:
+        """The record files that fail verification, each ``{"path", "paper", "profile", "id",
+        "reason"}`` (for the scoreboard and the book)."""
+        return self.scan(paper, profile).excluded

@@ -37,3 +37,10 @@ def test_epsilon_imports_no_heavy_module_nor_scipy(accountant):
             f"print(sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY + ('scipy',)!r}))")
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True)
     assert out.stdout.splitlines()[-1] == "[]", out.stdout
+
+
+def test_cli_sigma_range_is_the_calibrations():
+    from dpnotes.accounting.calibrate import SIGMA_RANGE
+    from dpnotes.cli.epsilon import SIGMA_RANGE as CLI_RANGE
+
+    assert CLI_RANGE == SIGMA_RANGE

@@ -88,6 +88,16 @@ def test_movielens_100k(cache):
     assert r[0].tolist() == [196, 242, 3, 881250949]
 
 
+def test_movielens_100k_sizes_in_the_registry_are_the_files(cache):
+    # the GDP configs size their model from the registry, so listing runs needs no data
+    from dpnotes.data.registry import get_dataset
+
+    r = load_movielens("100k", cache_dir=cache)
+    sizes = get_dataset("movielens-100k").sizes
+    assert dict(sizes) == {"ratings": len(r), "users": int(r[:, 0].max()), "items": int(r[:, 1].max())}
+    assert r[:, 0].unique().numel() == sizes["users"] and r[:, 1].unique().numel() == sizes["items"]
+
+
 def test_movielens_1m_is_not_in_the_mirror(cache):
     # the official URL is unreachable here too; a registry without URLs keeps the test offline
     from dpnotes.data.registry import REGISTRY, FileSpec, Source, dataset

@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.mirror, pytest.mark.skipif(not os.environ.get("DPNOTES
                                                  reason="set DPNOTES_DATA_MIRROR to the dataset mirror")]
 ONLY = "table1.row[1-4]"  # four GDP smoke-profile runs of a second or so each
 TIMING = {"wall_s", "wall_time_s", "started", "finished"}
-HOST = {"device"}  # "cpu: <processor>, <n> threads"
+HOST = {"device", "cpu"}  # "cpu: <processor>, <n> threads"; the CPU model
 
 
 def _kill_once_after_a_checkpoint(folder: str):

@@ -28,7 +28,7 @@ LAYERS = (
     ("data", "models"),
     ("train",),
     ("methods",),
-    ("results", "spec", "provenance"),
+    ("results", "spec", "provenance", "record_checks", "reprice_cache"),
     ("experiments",),
     ("executors",),
     ("runner",),

@@ -1,12 +1,14 @@
-"""Every committed run record: a resolved spec under its id, a ledger that reprices to the
-stored eps, and provenance per segment; no paper-profile record comes from a dirty tree."""
+"""Every committed run record: a resolved spec under its id, sealed (its .sha256 beside it
+matches: `dpnotes results seal` seals a record that passes every other check), a ledger that
+reprices to the stored eps (afresh, not from the reprice cache), and provenance per segment; no
+paper-profile record comes from a dirty tree."""
 
 from pathlib import Path
 
 import json
 import pytest
 
-from dpnotes.results import RECORD_FIELDS, check_epsilon
+from dpnotes.results import RECORD_FIELDS, check_epsilon, seal_path, seal_text
 from dpnotes.spec import RunSpec
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
@@ -24,7 +26,9 @@ def test_committed_record(path):
     spec = RunSpec.from_dict(record["spec"])
     assert record["id"] == spec.id == path.stem
     assert (path.parent.parent.name, path.parent.name) == (spec.paper, spec.profile)
-    check_epsilon(record)  # the ledger reprices to every stored eps (1e-9 relative)
+    assert seal_path(path).is_file(), f"{path.name} is not sealed: run `dpnotes results seal`"
+    assert seal_path(path).read_text() == seal_text(path, path.read_bytes()), f"{path.name} differs from its seal"
+    check_epsilon(record)  # the ledger reprices to every stored eps (1e-9 relative), uncached
     segments = record["provenance"]["segments"]
     assert segments and all(s["commit"] for s in segments)
     assert record["provenance"]["dirty"] == any(s["dirty"] for s in segments)

@@ -22,6 +22,7 @@ from dpnotes.accounting.rdp import _epsilons, resolve_orders, subsampled_gaussia
 from dpnotes.ledger import Ledger
 
 _EPS_CAP = 1e6  # eps values above this (including inf) count as "far above any target"
+SIGMA_RANGE = (1e-6, 1e6)  # where the noise multiplier is searched
 
 
 def _one(accountant: str) -> str:
@@ -46,11 +47,18 @@ def _solve_log_sigma(eps_of: Callable[[float], float], target: float, tol: float
     x0 = math.log(start)
     g0 = g(x0)
     direction = 1.0 if g0 > 0 else -1.0  # eps too large: more noise; within budget: less
-    step = 0.02
+    step, limit = 0.02, math.log(SIGMA_RANGE[1])
     while True:
-        x1 = x0 + direction * step
-        if abs(x1) > math.log(1e6):
-            raise ValueError(f"target_epsilon {target!r} needs a noise multiplier outside [1e-6, 1e6]")
+        x1 = min(max(x0 + direction * step, -limit), limit)  # the last bracket ends at the range's end
+        if x1 == x0:
+            eps = g0 + target
+            at = f"at sigma {math.exp(x0):g} eps is {'>= ' if eps >= _EPS_CAP else ''}{eps:.6g}"
+            if direction > 0:
+                raise ValueError(f"target_epsilon {target!r} is not met by any noise multiplier in "
+                                 f"[{SIGMA_RANGE[0]:g}, {SIGMA_RANGE[1]:g}]: {at}, the accountant's floor")
+            raise ValueError(f"target_epsilon {target!r} is met by every noise multiplier down to "
+                             f"{SIGMA_RANGE[0]:g} ({at}): the smallest lies below the searched range "
+                             f"[{SIGMA_RANGE[0]:g}, {SIGMA_RANGE[1]:g}]")
         g1 = g(x1)
         if (g1 > 0) != (g0 > 0):
             break

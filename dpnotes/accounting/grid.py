@@ -65,7 +65,8 @@ def check_pld_grid(mechanisms: Sequence[tuple[float, float, float]], discretizat
         return
     steps = sum(math.ceil(t) for _, _, t in mechanisms)
     room = PLD_MAX_POINTS - steps
-    fix = (f"a discretization >= {discretization * (points - steps) / room:.3g} (CLI: --pld-discretization) "
+    fix = (f"a discretization >= {discretization * (points - steps) / room:.3g} "
+           "(`dpnotes epsilon --pld-discretization`) "
            "would fit" if room > 0 and math.isfinite(points) else
            f"no discretization fits {steps:.3g} steps (at most about {PLD_MAX_POINTS:.0e})")
     raise GridTooLargeError(
@@ -78,7 +79,7 @@ def check_pld_points(points: int) -> None:
     if points > PLD_MAX_POINTS:
         raise GridTooLargeError(
             f"pld: the composed privacy loss needs {points:.3g} grid points (limit {PLD_MAX_POINTS:.0e}); "
-            "use a coarser discretization (CLI: --pld-discretization) or an rdp accountant")
+            "use a coarser discretization (`dpnotes epsilon --pld-discretization`) or an rdp accountant")
 
 
 def check_prv_grid(points: float, mechanisms: Sequence[tuple[float, float, float]], eps_error: float) -> None:

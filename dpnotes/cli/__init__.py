@@ -3,20 +3,23 @@
 Each subcommand lives in its own module of this package and exposes
 ``register(subparsers)``, which adds its parser and sets ``func`` to a callable
 taking the parsed arguments and returning an exit code.  Errors a user can fix
-(``ValueError``, ``FileNotFoundError``) are printed as one line on stderr with
-exit code 2.
+(``ValueError``, ``OSError`` such as an unwritable ``--results``, a run another process
+holds: :class:`~dpnotes.executors.lock.RunLocked`, a paper-profile run from a dirty tree)
+are printed as one line on stderr with exit code 2, as argparse does for bad arguments. Output cut short by its reader
+(``dpnotes run --list | head``) ends quietly with exit code 141, as ``git`` and coreutils do.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 from dpnotes import __version__
 
 # Module names under dpnotes.cli, in the order they appear in --help.
-SUBCOMMANDS = ["run", "scoreboard", "epsilon", "noise", "data", "bench", "cost"]
+SUBCOMMANDS = ["run", "scoreboard", "results", "epsilon", "noise", "data", "bench", "cost"]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,11 +47,27 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    from dpnotes.executors.lock import RunLocked
+    from dpnotes.provenance import DirtyTree
+
     try:
-        return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError) as exc:
-        print(f"dpnotes {args.command}: error: {exc}", file=sys.stderr)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)  # the interpreter's final flush must not fail too
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+    except (ValueError, OSError, RunLocked, DirtyTree) as exc:
+        print(f"dpnotes {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"dpnotes {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def _one_line(exc: BaseException) -> str:
+    """The message of ``exc`` on one line; an ``OSError`` with the file it is about."""
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    return " ".join(str(exc).split()) or type(exc).__name__

@@ -8,18 +8,41 @@ step (:data:`dpnotes.accounting.accountants.SGM_ACCOUNTANTS`), or ``all`` (rdp,
 rdp-classic, clt, pld). Each line says what its number is: a certified upper bound on eps
 (rdp, rdp-classic, dpis; pld and prv print the upper bound they certify), an approximation
 that may under-state eps (clt), or a paper's unsound accounting (sadpsgd-accepted-only).
-``--json`` prints one JSON object keyed by accountant name.
+``--json`` prints one strict JSON object keyed by accountant name (an infinite eps is ``null``
+with ``"non_finite": {"epsilon": "inf"}`` beside it: :mod:`dpnotes.cli.jsonout`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 
 from dpnotes import validate
+from dpnotes.cli import jsonout
 from dpnotes.cli.choices import ALL_ACCOUNTANTS, ORDER_NAMES, SGM_ACCOUNTANTS
 
 PLD_DISCRETIZATION = 1e-3  # PLD loss grid: eps within about 0.01 of the 1e-4 grid, 10x faster
+# Coarser PLD loss grids certify bounds far above eps (at q 0.01, sigma 1, 1000 steps: 1.83 at
+# 1e-3, 1.90 at 1e-2, 3.87 at 0.1, 1498 at 100), so they are refused.
+PLD_DISCRETIZATION_MAX = 1e-2
+SIGMA_RANGE = (1e-6, 1e6)  # dpnotes.accounting.calibrate.SIGMA_RANGE (tests/test_cli_choices.py)
+
+
+def noise_multiplier_arg(name: str, value: float) -> float:
+    """``value`` as a noise multiplier in :data:`SIGMA_RANGE` (outside it the accountants'
+    arithmetic overflows or divides by zero); ``ValueError`` naming ``name`` otherwise."""
+    sigma = validate.positive(name, value)
+    if not SIGMA_RANGE[0] <= sigma <= SIGMA_RANGE[1]:
+        raise ValueError(f"{name} must be in [{SIGMA_RANGE[0]:g}, {SIGMA_RANGE[1]:g}], got {value!r}")
+    return sigma
+
+
+def pld_discretization_arg(value: float) -> float:
+    """The PLD loss grid, in (0, :data:`PLD_DISCRETIZATION_MAX`]."""
+    h = validate.positive("--pld-discretization", value)
+    if h > PLD_DISCRETIZATION_MAX:
+        raise ValueError(f"--pld-discretization must be in (0, {PLD_DISCRETIZATION_MAX:g}], got {value!r}: a coarser "
+                         "loss grid certifies a bound far above eps (use an rdp accountant for a quick bound)")
+    return h
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,12 +96,12 @@ def _run(args: argparse.Namespace) -> int:
     from dpnotes.accounting.registry import accountant
 
     q, steps = run_settings(args)
-    sigma = validate.positive("--noise-multiplier", args.noise_multiplier)
-    grid = validate.positive("--pld-discretization", args.pld_discretization)
+    sigma = noise_multiplier_arg("--noise-multiplier", args.noise_multiplier)
+    grid = pld_discretization_arg(args.pld_discretization)
     result = epsilon(q, sigma, steps, args.delta, accountant=args.accountant, orders=args.orders,
                      pld_discretization=grid)
     if args.json:
-        print(json.dumps(result))
+        print(jsonout.dumps(result))
         return 0
     print(f"q {q:.6g}, sigma {sigma:.6g}, steps {steps:.6g}, delta {args.delta:.3g}")
     print(f"{'accountant':<22} {'epsilon':>12}   meaning")
@@ -96,13 +119,15 @@ def register(subparsers) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_run_arguments(parser)
-    parser.add_argument("--noise-multiplier", type=float, required=True, metavar="S", help="sigma > 0")
+    parser.add_argument("--noise-multiplier", type=float, required=True, metavar="S",
+                        help=f"sigma in [{SIGMA_RANGE[0]:g}, {SIGMA_RANGE[1]:g}]")
     parser.add_argument(
         "--accountant", choices=SGM_ACCOUNTANTS + ("all",), default="all",
         help=f"accountant (default all = {', '.join(ALL_ACCOUNTANTS)}; prv takes seconds)",
     )
     parser.add_argument(
         "--pld-discretization", type=float, default=PLD_DISCRETIZATION, metavar="H",
-        help=f"loss grid of the pld accountant (default {PLD_DISCRETIZATION:g}; smaller is tighter and slower)",
+        help=f"loss grid of the pld accountant, in (0, {PLD_DISCRETIZATION_MAX:g}] (default {PLD_DISCRETIZATION:g}; "
+        "smaller is tighter and slower)",
     )
     parser.set_defaults(func=_run)

@@ -10,9 +10,9 @@ The result always satisfies eps(sigma) <= target under the chosen accountant (fo
 from __future__ import annotations
 
 import argparse
-import json
 
 from dpnotes import validate
+from dpnotes.cli import jsonout
 from dpnotes.cli.choices import SGM_ACCOUNTANTS
 from dpnotes.cli.epsilon import add_run_arguments, run_settings
 
@@ -31,7 +31,7 @@ def _run(args: argparse.Namespace) -> int:
         spent = epsilon(q, sigma, steps, args.delta, accountant=name, orders=args.orders)[name]
         result[name] = {"noise_multiplier": sigma, "epsilon": spent[accountant(name).epsilon_key]}
     if args.json:
-        print(json.dumps(result))
+        print(jsonout.dumps(result))
         return 0
     print(f"target eps {target:.6g}, q {q:.6g}, steps {steps:.6g}, delta {args.delta:.3g}")
     print(f"{'accountant':<12} {'sigma':>12} {'epsilon':>12}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import tempfile
 
 from dpnotes.claims import PAPERS
 from dpnotes.results import PROFILES, Store
@@ -56,13 +57,33 @@ def _seeds(text: str) -> tuple[int, ...]:
     return seeds
 
 
+def results_store(option: str | None, *, write: bool) -> Store:
+    """The store at ``--results`` (default: $DPNOTES_RESULTS or ./results); ``ValueError``
+    naming it if it is not a directory or, when ``write``, could not be created or written
+    (probed by writing a temporary file in it, or in its nearest existing parent: nothing is
+    created before the run)."""
+    store = Store(option)
+    root = store.root
+    if root.exists() and not root.is_dir():
+        raise ValueError(f"--results {root}: not a directory")
+    if write:
+        existing = next(p for p in (root, *root.absolute().parents) if p.exists())
+        if not existing.is_dir():
+            raise ValueError(f"--results {root}: cannot be created ({existing} is not a directory)")
+        try:
+            tempfile.TemporaryFile(dir=existing).close()  # a real write: permissions, read-only file systems
+        except OSError as exc:
+            raise ValueError(f"--results {root}: cannot be written ({existing}: {exc.strerror or exc})") from None
+    return store
+
+
 def main(args) -> int:
     from dpnotes import executors
     from dpnotes.runner import run_paper, specs
 
-    store = Store(args.results)
     if args.threads is not None and args.threads < 1:
         raise ValueError(f"--threads must be >= 1, got {args.threads}")
+    store = results_store(args.results, write=not args.dry_run)
     if args.dry_run:
         from dpnotes.executors.cost import plan
 

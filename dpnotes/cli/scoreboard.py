@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
+import sys
 
 from dpnotes.claims import PAPERS
+from dpnotes.cli import jsonout
 from dpnotes.results import Store
 
 
@@ -14,7 +15,9 @@ def register(sub) -> None:
                        "verdict per claim (reproduced, not_reproduced, inconclusive or not_run) with its basis (seeds, "
                        "paired) and fidelity (paper settings or a named substitute); context (quoted baselines, "
                        "values lost from the text) is listed apart and never counted.")
-    p.add_argument("--json", action="store_true", help='print {"claims": [...]} as JSON')
+    p.add_argument("--json", action="store_true",
+                   help='print {"totals": {...}, "claims": [...], "flagged_records": [...], "excluded_records": [...]} '
+                        'as JSON')
     p.add_argument("--paper", choices=PAPERS, help="one paper only")
     p.add_argument("--results", metavar="DIR", help="results store (default: $DPNOTES_RESULTS or ./results)")
     p.set_defaults(func=main)
@@ -28,15 +31,31 @@ def totals(rows: list[dict]) -> dict:
     return {paper: {**fid[paper], "not_run": counts[paper]["not_run"], "context": ctx[paper]} for paper in counts}
 
 
+def _store(option: str | None) -> Store:
+    """The store to read: a ``--results`` given must be an existing directory; the default one
+    may be missing (then every training claim is not_run, and a warning says so)."""
+    store = Store(option)
+    if option is not None and not store.root.is_dir():
+        raise ValueError(f"--results {option}: {'not a directory' if store.root.exists() else 'no such directory'}")
+    if not store.root.is_dir():
+        print(f"dpnotes scoreboard: warning: no results store at {store.root} (give --results DIR or set "
+              "$DPNOTES_RESULTS): every claim that needs a run is not_run", file=sys.stderr)
+    return store
+
+
 def main(args) -> int:
     from dpnotes.report import basis, record_flags, scoreboard
 
-    store = Store(args.results)
+    store = _store(args.results)
     rows = scoreboard(store=store, paper=args.paper)
     flagged = record_flags(store=store, paper=args.paper)
+    found = store.scan(args.paper)
+    flagged += [{k: e[k] for k in ("paper", "profile", "experiment", "seed", "id")} | {"flags": "unsealed"}
+                for e in found.unsealed]
     total = totals(rows)
     if args.json:
-        print(json.dumps({"totals": total, "claims": rows, "flagged_records": flagged}, indent=1, allow_nan=False))
+        print(jsonout.dumps({"totals": total, "claims": rows, "flagged_records": flagged,
+                             "excluded_records": found.excluded}, indent=1))
         return 0
     for paper, t in total.items():
         line = "; ".join(f"{fid} settings: " + ", ".join(f"{n} {v}" for v, n in t[fid].items())
@@ -50,7 +69,12 @@ def main(args) -> int:
             print(f"  {r['id']:44} {r['paper_value'] or '—':>9} {ours[:10]:>10}  {verdict:15} {basis(r):16} "
                   f"{r['fidelity'] or '—'}" + (f": {r['substitute']}" if r["substitute"] else ""))
     if flagged:
-        print("\nrecords to look at (stale: answers no claim; dirty tree: written from uncommitted code):")
+        print("\nrecords to look at (stale: answers no claim; dirty tree: written from uncommitted code; "
+              "unsealed: no .sha256 beside it, `dpnotes results seal`):")
         for f in flagged:
             print(f"  {f['paper']}/{f['profile']}/{f['id']}  {f['experiment']} seed={f['seed']}  {f['flags']}")
+    if found.excluded:
+        print("\nrecords EXCLUDED (failed verification on read; no claim uses them; `dpnotes results verify`):")
+        for e in found.excluded:
+            print(f"  {e['path']}: {e['reason']}")
     return 0

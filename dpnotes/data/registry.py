@@ -69,9 +69,14 @@ class FileSpec:
 
 @dataclass(frozen=True)
 class Dataset:
+    """A dataset's files, and ``sizes``: counts that configs need before any file is read
+    (e.g. MovieLens-100k's numbers of users and items, which size the GDP model), checked
+    against the files by tests/test_data_mirror.py when the mirror is present."""
+
     name: str
     description: str
     files: Mapping[str, FileSpec] = field(default_factory=dict)
+    sizes: Mapping[str, int] = field(default_factory=dict)
 
     def file(self, name: str) -> FileSpec:
         try:
@@ -82,9 +87,9 @@ class Dataset:
             ) from None
 
 
-def dataset(name: str, description: str, *files: FileSpec) -> Dataset:
-    """Build a :class:`Dataset` from its file specs (keyed by their names)."""
-    return Dataset(name, description, MappingProxyType({f.name: f for f in files}))
+def dataset(name: str, description: str, *files: FileSpec, sizes: Mapping[str, int] | None = None) -> Dataset:
+    """Build a :class:`Dataset` from its file specs (keyed by their names) and its ``sizes``."""
+    return Dataset(name, description, MappingProxyType({f.name: f for f in files}), MappingProxyType(dict(sizes or {})))
 
 
 def _idx(folder: str, name: str, base_urls: tuple[str, ...], gz_md5: str, sha256: str, md5: str):
@@ -204,6 +209,7 @@ _DATASETS = (
             sha256="06416e597f82b7342361e41163890c81036900f418ad91315590814211dca490",
             md5="6e47046882bad158b0efbb84cd5cb987",
         ),
+        sizes={"ratings": 100_000, "users": 943, "items": 1_682},  # ids 1..943 and 1..1682 in u.data
     ),
     dataset(
         "movielens-1m",
@@ -223,6 +229,14 @@ REGISTRY: Mapping[str, Dataset] = MappingProxyType({d.name: d for d in _DATASETS
 def datasets(registry: Mapping[str, Dataset] | None = None) -> Mapping[str, Dataset]:
     """``registry``, or :data:`REGISTRY` when None."""
     return REGISTRY if registry is None else registry
+
+
+def size(name: str, what: str) -> int:
+    """The registered count ``what`` of dataset ``name`` (``ValueError`` naming both if absent)."""
+    sizes = get_dataset(name).sizes
+    if what not in sizes:
+        raise ValueError(f"dataset {name!r} registers no size {what!r}; it has {', '.join(sizes) or 'none'}")
+    return sizes[what]
 
 
 def get_dataset(name: str, registry: Mapping[str, Dataset] | None = None) -> Dataset:

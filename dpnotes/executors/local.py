@@ -9,6 +9,11 @@ still recorded: the next attempt marks it ``interrupted``, with its wall time up
 checkpoint it wrote (file times, so checkpoints must stay where they were written), or drops it
 if it wrote none (it then contributed nothing). A segment ended by an exception closes itself,
 ``interrupted`` too. Paper-profile runs start only from a clean tree.
+
+One process at a time runs a given run into a given store (:mod:`dpnotes.executors.lock`): a
+second one asked for it stops at once with a named error, before it trains or touches the
+first one's checkpoint and live segment; one that gets the lock after the first stored the
+record returns that record.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from pathlib import Path
 
 from dpnotes import experiments, provenance, validate
 from dpnotes.executors import DEVICES
+from dpnotes.executors.lock import run_lock
 from dpnotes.results import Store, atomic_write_text
 from dpnotes.spec import RunSpec
 
@@ -51,8 +57,14 @@ def _segments(path: Path, checkpoint: Path, spec: RunSpec) -> list[dict]:
     checkpoint the run starts afresh: no earlier segment is part of it."""
     if not path.exists() or not _checkpoint_files(checkpoint):
         return []
-    saved = json.loads(path.read_text(encoding="utf-8"))
-    if saved["spec"] != spec.to_dict():
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(saved, dict) or not isinstance(saved.get("segments"), list):
+            raise ValueError("no list of segments")
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError included
+        raise ValueError(f"{path}: not a complete segments file (truncated? {exc}); delete it and the "
+                         "checkpoint beside it to start afresh") from None
+    if saved.get("spec") != spec.to_dict():
         raise ValueError(f"{path} belongs to another run spec than {spec.id}; delete it and the "
                          "checkpoint beside it to start afresh")
     out = []
@@ -69,7 +81,8 @@ def _segments(path: Path, checkpoint: Path, spec: RunSpec) -> list[dict]:
 
 def train_record(spec: RunSpec, *, device: str, checkpoints: Path, progress: bool) -> dict:
     """Run one spec, resuming from its checkpoint in the folder ``checkpoints`` if there is one,
-    and return its record (not stored: the checkpoint stays until :func:`store_record`)."""
+    and return its record (not stored: the checkpoint stays until :func:`store_record`). The
+    caller holds the run's lock (:func:`dpnotes.executors.lock.run_lock`)."""
     state = provenance.source_state()
     provenance.check_clean_for(spec.profile, state)
     module = experiments.module(spec.paper)
@@ -107,10 +120,17 @@ def store_record(store: Store, record: dict) -> None:
 
 def execute(spec: RunSpec, *, device: str = "cpu", store: Store | None = None,
             progress: bool = True) -> dict:
-    """Run one spec (resuming from its checkpoint if there is one) and store its record."""
+    """Run one spec (resuming from its checkpoint if there is one) and store its record; with
+    the run's lock held throughout (:class:`~dpnotes.executors.lock.RunLocked` at once if
+    another process runs it). A record stored meanwhile by another process is returned as is."""
     store = store or Store()
-    record = train_record(spec, device=device, checkpoints=store.root / ".checkpoints", progress=progress)
-    store_record(store, record)
+    folder = store.root / ".checkpoints"
+    with run_lock(folder, spec.id, f"{spec.paper} {spec.experiment} seed {spec.seed}"):
+        stored = store.get(spec)
+        if stored is not None:
+            return stored
+        record = train_record(spec, device=device, checkpoints=folder, progress=progress)
+        store_record(store, record)
     return record
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from dpnotes import provenance, validate
 from dpnotes.executors import DEVICES, ExecutorError, local
+from dpnotes.executors.lock import run_lock
 from dpnotes.results import Store
 from dpnotes.spec import RunSpec
 
@@ -75,8 +76,9 @@ def _task(spec: dict, device: str, checkpoints: str, threads: int, source: str) 
             f"the Ray worker on {platform.node()} runs dpnotes from {Path(dpnotes.__file__).parent} "
             f"at commit {state['commit']} (changed: {', '.join(state['changed'][:5]) or 'nothing'}), "
             "not the source this sweep was started from; install the same checkout on every node")
-    return local.train_record(RunSpec.from_dict(spec), device=device, checkpoints=Path(checkpoints),
-                              progress=False)
+    run = RunSpec.from_dict(spec)
+    with run_lock(Path(checkpoints), run.id, f"{run.paper} {run.experiment} seed {run.seed}"):
+        return local.train_record(run, device=device, checkpoints=Path(checkpoints), progress=False)
 
 
 class Executor:

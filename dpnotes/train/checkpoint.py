@@ -6,17 +6,57 @@ history so far (functions take the loop's ``TrainContext``; this module does not
 loop, which imports it). It is written to
 a temporary file in the same folder and moved into place with ``os.replace``, so a run killed
 while saving keeps the previous checkpoint intact.
+
+Checkpoints hold only tensors and plain containers (dicts, lists, tuples, str, numbers, None)
+and are read with ``torch.load(..., weights_only=True)``: a file carrying any other pickled
+object is refused (:class:`UnsafeCheckpoint`) rather than run (whoever can write a results
+store, e.g. a shared file system, must not be able to run code in the next process that
+resumes from it). A truncated or corrupted one is refused with its path named.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
+import re
 import tempfile
 from pathlib import Path
 
 import torch
 
 from dpnotes.ledger import Ledger
+
+KEYS = ("config", "history", "step", "accepted", "stopped", "ledger", "model", "optimizer", "sample_gen",
+        "noise_gen", "aux_gen", "release_gen", "torch_rng", "plugins")
+
+
+class UnsafeCheckpoint(ValueError):
+    """A checkpoint holds pickled objects other than tensors and plain containers."""
+
+
+def read(path: str | Path, device) -> dict:
+    """The state saved in the checkpoint ``path``, read weights-only; :class:`UnsafeCheckpoint`
+    for a file carrying other objects, ``ValueError`` naming the file if it is not a complete
+    checkpoint (truncated, corrupted, another format)."""
+    path = Path(path)
+    fresh = "; delete it (and the .segments.json beside it) to start the run afresh"
+    try:
+        state = torch.load(path, map_location=device, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        if "weights only" in str(exc).lower():
+            found = re.search(r"GLOBAL ([\w.]+)", str(exc))
+            what = f" (e.g. {found.group(1)})" if found else ""
+            raise UnsafeCheckpoint(f"checkpoint {path} holds pickled objects other than tensors and plain "
+                                   f"containers{what}; refused: loading it could run code{fresh}") from None
+        raise ValueError(f"checkpoint {path} cannot be read (corrupted: {exc}){fresh}") from None
+    except (RuntimeError, OSError, EOFError, ValueError, KeyError, IndexError) as exc:
+        first = str(exc).split(". ")[0].splitlines()[0][:160] if str(exc).strip() else ""
+        raise ValueError(f"checkpoint {path} cannot be read (truncated or corrupted: "
+                         f"{type(exc).__name__}: {first}){fresh}") from None
+    if not isinstance(state, dict) or set(KEYS) - set(state):
+        raise ValueError(f"checkpoint {path} is not a dpnotes checkpoint (missing "
+                         f"{sorted(set(KEYS) - set(state)) if isinstance(state, dict) else 'everything'}){fresh}")
+    return state
 
 
 def save(path: str | Path, ctx: "TrainContext", history: list[dict]) -> None:
@@ -53,9 +93,9 @@ def load(path: str | Path, ctx: "TrainContext") -> list[dict]:
     """Restore ``ctx`` from ``path``; return the history saved with it.
 
     Raises ``ValueError`` if the checkpoint was written by a run with another config or
-    another number of plug-ins.
+    another number of plug-ins, or cannot be read (:func:`read`).
     """
-    state = torch.load(Path(path), map_location=ctx.device, weights_only=False)
+    state = read(path, ctx.device)
     if state["config"] != ctx.config.to_dict():
         changed = sorted(k for k, v in ctx.config.to_dict().items() if state["config"].get(k) != v)
         raise ValueError(f"checkpoint {path} belongs to a run with another config "

@@ -1,0 +1,158 @@
+"""Verify run records on read: a record is used only if nothing about it was changed after it
+was stored.
+
+A record file ``<root>/<paper>/<profile>/<name>.json`` is *verified* when
+
+1. it is a complete JSON record (a truncated or unreadable file is named, never a traceback);
+2. its ``id`` is the hash of its spec (:attr:`dpnotes.spec.RunSpec.id`): an edited spec no
+   longer matches;
+3. its file name is its id and its folders are its spec's paper and profile: a record copied
+   over another seed's file (or into another profile) no longer matches, and no two files
+   claim the same run (the id hashes the whole config, seed included);
+4. its content matches its seal, ``<name>.sha256`` beside it (``sha256sum`` format, written by
+   :meth:`dpnotes.results.Store.put`): an edited metric no longer matches. A record without a
+   seal (written before seals existed) is used but flagged ``unsealed``;
+   ``dpnotes results seal`` seals the ones that pass every other check;
+5. its ledger reprices to every stored eps (:func:`check_epsilon`): an edited eps no longer
+   matches. Repricing is cached by content (:mod:`dpnotes.reprice_cache`).
+
+Anything else is *excluded*, with the reason: the scoreboard, the book and ``--json`` name it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dpnotes.spec import RunSpec
+
+RECORD_FIELDS = ("id", "spec", "epochs", "final", "privacy", "provenance")
+REPRICE_RTOL = 1e-9
+SEAL_SUFFIX = ".sha256"
+
+
+def seal_path(path: Path) -> Path:
+    """The seal beside the record file ``path``: ``<name>.sha256``."""
+    return Path(path).with_suffix(SEAL_SUFFIX)
+
+
+def seal_text(path: Path, data: bytes) -> str:
+    """The seal of a record file holding ``data``: one ``sha256sum`` line."""
+    return f"{hashlib.sha256(data).hexdigest()}  {Path(path).name}\n"
+
+
+def reprice(record: dict, *, cache: bool = True) -> dict:
+    """The record's ledger priced again by the accountants it reports, at its delta
+    (``{name: {"epsilon": ..., ...}}``), through the content cache unless ``cache`` is False."""
+    from dpnotes import reprice_cache
+
+    privacy = record["privacy"]
+    names = list(privacy.get("epsilon", {}))
+    if not names:
+        return {}
+    return reprice_cache.price(privacy["ledger"], privacy["delta"], names, cache=cache)
+
+
+def check_epsilon(record: dict, *, cache: bool = False) -> None:
+    """``ValueError`` unless every stored eps equals the one its ledger prices to (1e-9 rel)."""
+    privacy = record.get("privacy")
+    if not isinstance(privacy, dict) or "ledger" not in privacy:
+        raise ValueError(f"record {record.get('id')} has no privacy ledger")
+    for name, fresh in reprice(record, cache=cache).items():
+        stored = privacy["epsilon"][name]["epsilon"]
+        same = stored == fresh["epsilon"] or (isinstance(stored, float) and math.isfinite(stored) and math.isclose(
+            stored, fresh["epsilon"], rel_tol=REPRICE_RTOL, abs_tol=0.0))
+        if not same:
+            raise ValueError(f"record {record.get('id')}: stored eps {stored!r} under {name!r} does not "
+                             f"equal {fresh['epsilon']!r}, what its ledger prices to")
+
+
+def load(path: Path) -> tuple[dict, bytes]:
+    """``(record, raw bytes)`` of a record file; ``ValueError`` naming the file if it is not a
+    complete JSON record (truncated, empty, not an object, fields missing)."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ValueError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    try:
+        record = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a complete JSON record (truncated or corrupted? {exc})") from exc
+    if not isinstance(record, dict):
+        raise ValueError(f"{path}: not a run record (a JSON {type(record).__name__}, not an object)")
+    missing = [f for f in RECORD_FIELDS if f not in record]
+    if missing:
+        raise ValueError(f"{path}: not a complete run record (missing {', '.join(missing)})")
+    return record, data
+
+
+def problem(path: Path, root: Path, *, cache: bool = True) -> tuple[dict | None, str | None, bool]:
+    """``(record or None, reason it must be excluded or None, sealed)`` for one record file
+    under ``root`` (see the module docstring for the checks, in their order)."""
+    path = Path(path)
+    try:
+        record, data = load(path)
+    except ValueError as exc:
+        return None, str(exc).removeprefix(f"{path}: "), False
+    try:
+        spec = RunSpec.from_dict(record["spec"])
+        spec_id = spec.id
+    except (ValueError, TypeError, AttributeError) as exc:
+        return record, f"its spec is not a run spec ({exc})", False
+    if record["id"] != spec_id:
+        return record, f"its id {record['id']} is not the hash of its spec ({spec_id}): the spec was edited", False
+    where = path.relative_to(root).parts if path.is_relative_to(root) else path.parts[-3:]
+    expected = (spec.paper, spec.profile, f"{spec_id}.json")
+    if tuple(where[-3:]) != expected:
+        return record, (f"stored as {'/'.join(where[-3:])}, but its spec makes it {'/'.join(expected)} "
+                        "(a copy or a renamed file)"), False
+    seal = seal_path(path)
+    sealed = seal.is_file()
+    if sealed:
+        try:
+            expected_seal = seal.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            return record, f"its seal {seal.name} cannot be read ({exc})", True
+        if expected_seal != seal_text(path, data):
+            return record, f"its content does not match its seal {seal.name}: edited after it was stored", True
+    try:
+        check_epsilon(record, cache=cache)
+    except (ValueError, KeyError, TypeError) as exc:
+        why = str(exc).removeprefix(f"record {record['id']}: ")
+        return record, f"its eps does not reprice: {why}", sealed
+    return record, None, sealed
+
+
+@dataclass
+class Scan:
+    """The records under a root: ``records`` (verified, in file order), ``excluded`` (one dict
+    per excluded file: path relative to the root, paper, profile, id or file stem, reason) and
+    ``unsealed`` (the verified records without a seal: path, paper, profile, id, experiment, seed)."""
+
+    records: list[dict] = field(default_factory=list)
+    excluded: list[dict] = field(default_factory=list)
+    unsealed: list[str] = field(default_factory=list)
+
+
+def scan(root: Path, paper: str | None = None, profile: str | None = None, *, cache: bool = True) -> Scan:
+    """Verify every record file under ``root`` (optionally of one paper and/or profile)."""
+    root = Path(root)
+    out = Scan()
+    pattern = f"{paper or '*'}/{profile or '*'}/*.json"
+    for path in sorted(root.glob(pattern)):
+        record, reason, sealed = problem(path, root, cache=cache)
+        rel = path.relative_to(root).as_posix()
+        if reason is None:
+            out.records.append(record)
+            if not sealed:
+                s = record["spec"]
+                out.unsealed.append({"path": rel, "paper": s["paper"], "profile": s["profile"], "id": record["id"],
+                                     "experiment": s["experiment"], "seed": s["seed"]})
+        else:
+            out.excluded.append({"path": rel, "paper": path.parent.parent.name, "profile": path.parent.name,
+                                 "id": path.stem, "reason": reason})
+    return out
