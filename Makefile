@@ -95,7 +95,7 @@ $(MATHJAX_JS):
 # will run it (cwd tests/notebooks, an empty results store).
 nbval-refresh: $(STAMP)
 	mkdir -p tests/notebooks
-	for paper in $(PAPERS); do \
+	for paper in $(PAPERS) audit; do \
 	  store=$$(mktemp -d); \
 	  DPNOTES_RESULTS=$$store $(BIN)/papermill --no-progress-bar --cwd tests/notebooks \
 	    -p profile smoke notebooks/$$paper.ipynb tests/notebooks/$$paper.ipynb; \

@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 REFERENCES = REPO / "tests" / "notebooks"
 # source notebook -> its nbval reference
 PAIRS = {REPO / "notebooks" / f"{p}.ipynb": REFERENCES / f"{p}.ipynb" for p in PAPERS}
+PAIRS[REPO / "notebooks" / "audit.ipynb"] = REFERENCES / "audit.ipynb"  # the audit chapter (no paper of its own)
 PAIRS[REPO / "book" / "scoreboard.ipynb"] = REFERENCES / "scoreboard.ipynb"
 REFRESH = "run `make nbval-refresh`"
 
@@ -40,8 +41,8 @@ def assignments(source: str) -> dict:
     return namespace
 
 
-def test_one_notebook_per_paper():
-    assert sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb")) == sorted(PAPERS)
+def test_one_notebook_per_paper_and_the_audit_chapter():
+    assert sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb")) == sorted((*PAPERS, "audit"))
 
 
 @pytest.mark.parametrize("paper", PAPERS)

@@ -135,10 +135,12 @@ def test_a_run_without_a_value_is_not_reproduced_and_keeps_its_caveat():
 
 
 def test_plausible_sd_pools_multi_seed_cells_only():
-    ms = [train([1.0, 3.0]), train([5.0]), train([2.0, 2.0, 2.0]), measurement.exact(ID, 1.0)]
+    ms = [train([1.0, 3.0]), train([5.0]), train([2.0, 2.0, 2.0]), train([4.0, 4.0]), measurement.exact(ID, 1.0)]
     sd, cells = verdicts.plausible_sd(ms, "training")
-    assert cells == 2 and sd == pytest.approx(math.sqrt(2.0 / 3.0))
+    assert cells == 3 and sd == pytest.approx(math.sqrt(2.0 / 4.0))
     assert verdicts.plausible_sd([train([1.0])], "training") is None
+    # two seeds of one cell (1 degree of freedom) are no basis for an allowance
+    assert verdicts.plausible_sd([train([1.0, 3.0]), train([2.0, 2.5])], "training") is None
 
 
 # --------------------------------------------------------------------------------------

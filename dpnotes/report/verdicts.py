@@ -41,6 +41,7 @@ FIDELITIES = ("paper", "substitute")
 CATEGORIES = ("claim", "quoted", "lost")  # only "claim" enters the totals
 CONFIDENCE = 0.95  # two-sided t intervals of means and of paired differences over seeds
 DECISIVE_SDS = 3.0  # one seed decides against a claim only beyond margin + DECISIVE_SDS * plausible SD
+MIN_SD_DOF = 4  # a pooled seed SD counts only with this many degrees of freedom (else: no allowance)
 
 
 @dataclass
@@ -100,7 +101,8 @@ def interval(values: list[float]) -> tuple[float, float, float]:
 
 def plausible_sd(measurements, kind: str) -> tuple[float, int] | None:
     """The pooled seed SD of ``kind`` measurements with >= 2 numeric values, and how many cells
-    it pools (None if there are none): the spread one seed is allowed before it decides."""
+    it pools: the spread one seed is allowed before it decides. None while the pool has fewer
+    than :data:`MIN_SD_DOF` degrees of freedom (two seeds of one cell say little about a spread)."""
     ss, dof, cells = 0.0, 0, 0
     for m in measurements:
         values = [v for v in m.values if isinstance(v, (int, float)) and not isinstance(v, bool)]
@@ -109,7 +111,7 @@ def plausible_sd(measurements, kind: str) -> tuple[float, int] | None:
             ss += sum((v - mean) ** 2 for v in values)
             dof += len(values) - 1
             cells += 1
-    return (math.sqrt(ss / dof), cells) if dof else None
+    return (math.sqrt(ss / dof), cells) if dof >= MIN_SD_DOF else None
 
 
 def _base(claim: Claim, m: Measurement, verdict: str, ours, detail: str | None, **kw) -> Evidence:
@@ -295,7 +297,8 @@ def rules_markdown() -> str:
         "[lo, hi] lies inside paper +- M; not reproduced when the paper's value lies outside [lo - M, hi + M]; "
         "otherwise inconclusive. An outlier seed widens the interval, so it can only make a verdict inconclusive.",
         f"- *one seed* never reproduces a training claim; it decides against one only when its gap exceeds "
-        f"M + {DECISIVE_SDS:g} x the seed SD pooled over the paper's own multi-seed cells; otherwise inconclusive.",
+        f"M + {DECISIVE_SDS:g} x the seed SD pooled over the paper's own multi-seed cells (at least {MIN_SD_DOF} degrees "
+        "of freedom); otherwise inconclusive.",
         f"- *gain* (a printed difference to a baseline) and *comparisons* (A beats B, orderings): on paired seeds "
         f"(same seed, data order and initialisation in both arms), from the {c} t interval of the paired "
         "differences. The direction is decided only when it excludes zero: the paper's side (and a compatible "
