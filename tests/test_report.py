@@ -214,6 +214,7 @@ def test_statement_reproduced_iff_the_fact_holds(holds, verdict):
     fact = measurement.statement(ID, holds, "gap 0.01", "gap <= 0.03")
     ev = verdicts.judge(claim(None, kind="statement"), fact)
     assert (ev.verdict, ev.ours, ev.evidence, ev.detail) == (verdict, "gap 0.01", "computed", "gap <= 0.03")
+    assert ev.note is None  # the numbers are shown once, as ours, not again as the caveat
     runs = measurement.statement(ID, holds, "gap 0.01", "gap <= 0.03", ["a", "b"], seeds=2)
     assert verdicts.judge(claim(None, kind="statement"), runs).evidence == ["a", "b"]
 

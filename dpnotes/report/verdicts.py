@@ -117,8 +117,9 @@ def plausible_sd(measurements, kind: str) -> tuple[float, int] | None:
 def _base(claim: Claim, m: Measurement, verdict: str, ours, detail: str | None, **kw) -> Evidence:
     """Evidence with the measurement's basis, fidelity and caveat filled in."""
     basis = list(m.record_ids) if m.record_ids else m.basis
+    shown = isinstance(ours, str) and m.detail is not None and m.detail in ours  # statements show it as ours
     return Evidence(claim.id, verdict, ours, basis, detail, fidelity="substitute" if m.substitute else "paper",
-                    substitute=m.substitute, note=m.detail, **kw)
+                    substitute=m.substitute, note=None if shown else m.detail, **kw)
 
 
 def exact(claim: Claim, m: Measurement, sd=None) -> Evidence:
