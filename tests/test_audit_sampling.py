@@ -108,3 +108,10 @@ def test_settings_are_the_registrys():
 def test_bad_inputs_name_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_examples_left_over_only_lower_the_shuffle_bound():
+    # an epoch that may leave the example out is a mixture with the null pair: never more leakage
+    full = sampling.shuffle_lower_bound(1.0, 20, 3, DELTA)
+    assert sampling.shuffle_lower_bound(1.0, 20, 3, DELTA, dropped=0.3) < full
+    assert sampling.shuffle_lower_bound(1.0, 20, 3, DELTA, dropped=1e-12) == pytest.approx(full, abs=1e-6)

@@ -27,7 +27,8 @@ the claims registry) this module computes eps at the paper's delta under:
     composed over the full epochs with dp_accounting's optimistic PLD, gives a lower bound on
     delta(eps) for every eps, hence on eps at delta. The shuffle lower bound can EXCEED the
     Poisson upper bound at the same q and sigma (their finding): then a Poisson eps reported for
-    shuffled batches is wrong. Only full epochs are counted (dropping releases keeps a lower bound).
+    shuffled batches is wrong. Only full epochs are counted (dropping releases keeps a lower bound),
+    and an epoch leaves the example out with chance (N - bB) / N (the examples left over).
 (d) **Fixed batches, no amplification**: each of the T steps a Gaussian of multiplier sigma on
     the example, composed T times: mu-GDP with ``mu = sqrt(T) / sigma`` (Dong, Roth, Su 2022,
     Corollary 3.3), eps exact by Balle and Wang 2018, Theorem 8
@@ -99,6 +100,11 @@ class Setting:
         return self.n // self.batch_size
 
     @property
+    def dropped(self) -> float:
+        """The share of examples that the b batches of an epoch leave out, (N - bB) / N."""
+        return (self.n - self.steps_per_epoch * self.batch_size) / self.n
+
+    @property
     def full_epochs(self) -> int:
         """Whole epochs in T steps (what the shuffle lower bound counts)."""
         return int(math.floor(self.steps / self.steps_per_epoch + 1e-9))
@@ -134,7 +140,7 @@ def dpis_settings() -> list[Setting]:
             eps = dpis._s(key)
             epochs = dpis.PAPER_EPOCHS[eps]
             sigma = dpis.dpsgd_sigma(eps, b, n, epochs, delta)
-            out.append(Setting("dpis", f"{data}, Table 3 eps {eps:g}", n, b, sigma, epochs * n / b, delta))
+            out.append(Setting("dpis", f"{data}, Table 3 DP-SGD-HF eps {eps:g}", n, b, sigma, epochs * n / b, delta))
     return out
 
 
@@ -210,51 +216,75 @@ def fixed_batches_epsilon(sigma: float, steps: float, delta: float, sensitivity:
     return gaussian_epsilon(1.0 / mu, delta)
 
 
-def _log_cdf_max(c: np.ndarray, sigma: float, b: int, shift: float) -> np.ndarray:
-    """log P(max_t x_t <= c) under MoG(shift) with b positions (module docstring, (c))."""
-    return stats.norm.logcdf((c - shift) / sigma) + (b - 1) * stats.norm.logcdf(c / sigma)
+def _log_cdf_max(c: np.ndarray, sigma: float, b: int, shift: float, dropped: float = 0.0) -> np.ndarray:
+    """log P(max_t x_t <= c) under MoG(shift) with b positions (module docstring, (c)); with
+    probability ``dropped`` the example is in no batch of the epoch (the N - bB examples left
+    over by b = N // B batches), and then every position has mean 0."""
+    log_mog = stats.norm.logcdf((c - shift) / sigma) + (b - 1) * stats.norm.logcdf(c / sigma)
+    if dropped == 0:
+        return log_mog
+    return np.logaddexp(math.log1p(-dropped) + log_mog, math.log(dropped) + b * stats.norm.logcdf(c / sigma))
 
 
-def _shuffle_epoch_pmf(sigma: float, b: int, discretization: float, log_tail: float) -> tuple[dict, float]:
+def _log_sf_max(c: np.ndarray, sigma: float, b: int, shift: float, dropped: float = 0.0) -> np.ndarray:
+    """log P(max_t x_t > c), accurate where it is tiny (the complement of :func:`_log_cdf_max`)."""
+    with np.errstate(divide="ignore"):
+        log_mog = np.log(-np.expm1(_log_cdf_max(c, sigma, b, shift)))
+        if dropped == 0:
+            return log_mog
+        log_null = np.log(-np.expm1(b * stats.norm.logcdf(c / sigma)))
+    return np.logaddexp(math.log1p(-dropped) + log_mog, math.log(dropped) + log_null)
+
+
+def _log_slices(cuts: np.ndarray, sigma: float, b: int, shift: float, dropped: float) -> np.ndarray:
+    """log masses of (-inf, cuts[0]], (cuts[i], cuts[i+1]] and (cuts[-1], inf): from the CDF
+    where it is below 1/2, from the survival function above (no cancellation either way)."""
+    lf, ls = _log_cdf_max(cuts, sigma, b, shift, dropped), _log_sf_max(cuts, sigma, b, shift, dropped)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        from_cdf = lf[:-1] + np.log(np.expm1(lf[1:] - lf[:-1]))
+        from_sf = ls[1:] + np.log(np.expm1(ls[:-1] - ls[1:]))
+    middle = np.where(lf[:-1] < math.log(0.5), from_cdf, from_sf)
+    return np.concatenate([[lf[0]], middle, [ls[-1]]])
+
+
+def _shuffle_epoch_pmf(sigma: float, b: int, dropped: float, discretization: float, log_tail: float) -> dict:
     """The rounded-down privacy-loss PMF (under P) of the sliced statistic max_t x_t for one
-    epoch of the shuffle pair, on the grid ``k * discretization``; returns (pmf, 0.0 infinity mass)."""
+    epoch of the shuffle pair, on the grid ``k * discretization``. A slice whose Q-mass
+    underflows to 0 is left out (its P-mass dropped: delta only shrinks, the bound stays one)."""
     hi_m, lo_m = SHUFFLE_SHIFTS
     tail = math.exp(log_tail)
     lower = sigma * stats.norm.ppf(math.exp(log_tail / b))  # P(all b below it) = tail under N(0)^b
     upper = hi_m + sigma * stats.norm.isf(-math.expm1(math.log1p(-tail) / b))
     gap = discretization * sigma**2  # the loss (hi-lo)(c - (hi+lo)/2)/sigma^2 moves ~ disc per slice
     cuts = np.arange(lower, upper + gap, gap)
-    lp, lq = _log_cdf_max(cuts, sigma, b, hi_m), _log_cdf_max(cuts, sigma, b, lo_m)
-    # slices (cuts[i], cuts[i+1]], plus (-inf, cuts[0]] and (cuts[-1], inf): a partition of R
-    with np.errstate(divide="ignore"):
-        sp = lp[:-1] + np.log(np.expm1(lp[1:] - lp[:-1]))
-        sq = lq[:-1] + np.log(np.expm1(lq[1:] - lq[:-1]))
-        top_p, top_q = math.log(-math.expm1(lp[-1])), math.log(-math.expm1(lq[-1]))
-    log_p = np.concatenate([[lp[0]], sp, [top_p]])
-    log_q = np.concatenate([[lq[0]], sq, [top_q]])
-    keep = np.isfinite(log_p)
+    log_p = _log_slices(cuts, sigma, b, hi_m, dropped)
+    log_q = _log_slices(cuts, sigma, b, lo_m, dropped)
+    keep = np.isfinite(log_p) & np.isfinite(log_q)
     losses = np.floor((log_p[keep] - log_q[keep]) / discretization).astype(int)
     pmf: dict[int, float] = {}
     for k, mass in zip(losses.tolist(), np.exp(log_p[keep]).tolist()):
         pmf[k] = pmf.get(k, 0.0) + mass
-    return pmf, 0.0
+    return pmf
 
 
-def shuffle_lower_bound(sigma: float, steps_per_epoch: int, epochs: int, delta: float,
+def shuffle_lower_bound(sigma: float, steps_per_epoch: int, epochs: int, delta: float, dropped: float = 0.0,
                         discretization: float = SHUFFLE_DISCRETIZATION) -> float:
     """(c) Chua et al.'s lower bound on eps at ``delta`` of ``epochs`` shuffled epochs of
-    ``steps_per_epoch`` batches each (module docstring); 0 when no full epoch is run."""
+    ``steps_per_epoch`` batches each (module docstring); 0 when no full epoch is run.
+    ``dropped``: the chance that an epoch leaves the example out (N - bB of N left over; a
+    partial last batch is covered too, since ignoring its output is a post-processing)."""
     from dp_accounting.pld import pld_pmf, privacy_loss_distribution
 
     sigma = validate.positive("sigma", sigma)
     b = validate.integer("steps_per_epoch", steps_per_epoch, minimum=1)
     epochs = validate.integer("epochs", epochs, minimum=0)
     delta = validate.probability("delta", delta, high_open=True)
+    dropped = validate.probability("dropped", dropped, low_open=False, high_open=True)
     if epochs == 0:
         return 0.0
-    pmf, inf_mass = _shuffle_epoch_pmf(sigma, b, discretization, SHUFFLE_LOG_TAIL - math.log(epochs))
+    pmf = _shuffle_epoch_pmf(sigma, b, dropped, discretization, SHUFFLE_LOG_TAIL - math.log(epochs))
     pld = privacy_loss_distribution.PrivacyLossDistribution(
-        pld_pmf.SparsePLDPmf(pmf, discretization, inf_mass, pessimistic_estimate=False))
+        pld_pmf.SparsePLDPmf(pmf, discretization, 0.0, pessimistic_estimate=False))
     return float(max(pld.self_compose(epochs).get_epsilon_for_delta(delta), 0.0))
 
 
@@ -263,7 +293,7 @@ def schemes(s: Setting) -> dict[str, float]:
     ``shuffle_lower``, ``fixed``)."""
     return {"poisson": poisson_epsilon(s.q, s.sigma, s.steps, s.delta),
             "without_replacement": without_replacement_epsilon(s.n, s.batch_size, s.sigma, s.steps, s.delta),
-            "shuffle_lower": shuffle_lower_bound(s.sigma, s.steps_per_epoch, s.full_epochs, s.delta),
+            "shuffle_lower": shuffle_lower_bound(s.sigma, s.steps_per_epoch, s.full_epochs, s.delta, s.dropped),
             "fixed": fixed_batches_epsilon(s.sigma, s.steps, s.delta)}
 
 
