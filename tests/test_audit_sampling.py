@@ -115,3 +115,15 @@ def test_examples_left_over_only_lower_the_shuffle_bound():
     full = sampling.shuffle_lower_bound(1.0, 20, 3, DELTA)
     assert sampling.shuffle_lower_bound(1.0, 20, 3, DELTA, dropped=0.3) < full
     assert sampling.shuffle_lower_bound(1.0, 20, 3, DELTA, dropped=1e-12) == pytest.approx(full, abs=1e-6)
+
+
+@pytest.mark.parametrize("paper", claims.PAPERS)
+def test_engine_column_matches_the_experiments_train_configs(paper):
+    import importlib
+
+    from dpnotes.train.config import TrainConfig
+
+    default = TrainConfig.__dataclass_fields__["sampling"].default
+    trains = [c["train"] for c in importlib.import_module(f"dpnotes.experiments.{paper}").configs("smoke")]
+    drawn = {t.get("sampling", default) for t in trains if t.get("private", True)}
+    assert drawn == ({sampling.ENGINE[paper][0]} if sampling.ENGINE[paper][0] != "not applicable" else set())

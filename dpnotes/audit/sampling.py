@@ -42,7 +42,7 @@ noisy outputs under P and Q (shuffled or Poisson), thresholds ``max_t x_t`` at a
 from the exact laws (not from the draws), and turns Clopper-Pearson intervals on the two tail
 frequencies into an eps lower bound at delta, ``log((P_lo(E) - delta) / Q_hi(E))``.
 
-Which scheme each paper's public code used, and ours, is :data:`CODE_SAMPLING` (sources named).
+Which scheme each paper's public code used is :data:`CODE_SAMPLING`, ours :data:`ENGINE` (sources named).
 """
 
 from __future__ import annotations
@@ -59,7 +59,16 @@ SHUFFLE_DISCRETIZATION = 1e-3  # loss grid of the shuffle lower bound (Chua et a
 SHUFFLE_LOG_TAIL = -40.0  # log of the P-mass left below the first slice and above the last
 SHUFFLE_SHIFTS = (2.0, 1.0)  # the means of MoG under P and Q (zero-out pair, module docstring)
 
-ENGINE = "poisson"  # dpnotes/train/sampling.py: poisson_batch; TrainConfig.sampling defaults to it
+# What our engine draws for each paper's private runs (dpnotes/train/sampling.py: poisson_batch,
+# the default of TrainConfig.sampling; each experiments module sets "sampling" in its train config).
+ENGINE = {
+    "dplis": ("poisson", "dpnotes/experiments/dplis.py train config"),
+    "dpis": ("poisson", "dpnotes/experiments/dpis.py train config (per-example probabilities for DPIS)"),
+    "gdp": ("poisson", "dpnotes/experiments/gdp.py train config"),
+    "labeldp": ("not applicable", "dpnotes/experiments/labeldp.py: non-private training on randomized labels, "
+                                  "shuffled minibatches (TrainConfig.non_private)"),
+    "sadpsgd": ("poisson", "dpnotes/experiments/sadpsgd.py train config"),
+}
 
 # What each paper's public code does when it samples batches (REFERENCE.md and research notes).
 CODE_SAMPLING = {
@@ -308,8 +317,16 @@ def table(settings: list[Setting] | None = None):
                      "eps Poisson (PLD)": eps["poisson"],
                      "eps without replacement (RDP, replace-one)": eps["without_replacement"],
                      "eps shuffled (lower bound)": eps["shuffle_lower"], "eps fixed, no amplification": eps["fixed"],
-                     "paper's code": CODE_SAMPLING[s.paper][0], "our engine": ENGINE})
+                     "paper's code": CODE_SAMPLING[s.paper][0], "our engine": ENGINE[s.paper][0]})
     return pd.DataFrame(rows)
+
+
+def code_frame():
+    """Which batches each paper's code draws, and ours, with the source of each statement."""
+    import pandas as pd
+
+    return pd.DataFrame([{"paper": paper, "paper's code": scheme, "source": source, "our engine": ENGINE[paper][0],
+                          "where": ENGINE[paper][1]} for paper, (scheme, source) in CODE_SAMPLING.items()])
 
 
 # --- one-epoch Monte Carlo audit of the worst-case pair -----------------------------------------
@@ -403,3 +420,21 @@ def one_epoch_gap(sigma: float, steps_per_epoch: int, delta: float, samples: int
             "shuffle_mc": monte_carlo_one_epoch(sigma, b, delta, "shuffle", samples, seed=seed),
             "poisson_mc": monte_carlo_one_epoch(sigma, b, delta, "poisson", samples, seed=seed + 1)}
 
+
+
+def gap_frame(settings: list[Setting] | None = None, samples: int = 50_000, seed: int = 0):
+    """One epoch of the first setting of each paper (b = N // B batches, rate 1/b): the Poisson
+    PLD upper bound, the exact shuffle lower bound and both Monte Carlo lower bounds (95 %)."""
+    import pandas as pd
+
+    if settings is None:
+        settings = [f()[0] for f in SETTINGS.values()]
+    rows = []
+    for s in settings:
+        g = one_epoch_gap(s.sigma, s.steps_per_epoch, s.delta, samples, seed)
+        rows.append({"paper": s.paper, "run": s.run, "sigma": s.sigma, "b": s.steps_per_epoch, "delta": s.delta,
+                     "Poisson upper (PLD)": g["poisson_upper"], "shuffled lower (exact)": g["shuffle_lower"],
+                     "shuffled lower (Monte Carlo)": g["shuffle_mc"]["eps_lower"],
+                     "Poisson lower (Monte Carlo)": g["poisson_mc"]["eps_lower"],
+                     "gap": g["shuffle_mc"]["eps_lower"] > g["poisson_upper"]})
+    return pd.DataFrame(rows)
