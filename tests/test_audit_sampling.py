@@ -28,6 +28,7 @@ def test_no_amplification_bounds_every_amplified_eps(first_of_each_paper):
         assert eps["fixed"] >= eps["poisson"], s
         assert eps["fixed"] >= eps["shuffle_lower"], s
         # without replacement is priced under replace-one (sensitivity 2): its unsampled step is sigma/2
+        # (RDP's conversion adds slack, so this holds where amplification is large, as at these q)
         assert sampling.fixed_batches_epsilon(s.sigma, s.steps, s.delta, sensitivity=2.0) >= eps["without_replacement"]
 
 
@@ -127,3 +128,12 @@ def test_engine_column_matches_the_experiments_train_configs(paper):
     trains = [c["train"] for c in importlib.import_module(f"dpnotes.experiments.{paper}").configs("smoke")]
     drawn = {t.get("sampling", default) for t in trains if t.get("private", True)}
     assert drawn == ({sampling.ENGINE[paper][0]} if sampling.ENGINE[paper][0] != "not applicable" else set())
+
+
+@pytest.mark.parametrize("change, name", [({"n": 10.5}, "n"), ({"batch_size": 100}, "batch_size"),
+                                          ({"sigma": -1.0}, "sigma"), ({"steps": 0}, "steps"),
+                                          ({"delta": 1.0}, "delta")])
+def test_a_setting_refuses_bad_values(change, name):
+    values = {"paper": "gdp", "run": "x", "n": 100, "batch_size": 10, "sigma": 1.0, "steps": 5, "delta": DELTA}
+    with pytest.raises(ValueError, match=name):
+        sampling.Setting(**{**values, **change})

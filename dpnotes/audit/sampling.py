@@ -10,18 +10,19 @@ the claims registry) this module computes eps at the paper's delta under:
     or not).
 (b) **Sampling without replacement**, a fresh uniform batch of exactly B of the N examples each
     step: dp_accounting's ``SampledWithoutReplacementDpEvent`` under its RDP accountant (Wang,
-    Balle, Kasiviswanathan, AISTATS 2019, Theorem 9). It assumes **replace-one** adjacency (N is
+    Balle, Kasiviswanathan, AISTATS 2019; Theorem 27 of arXiv 1808.00087, as dp_accounting
+    cites it). It assumes **replace-one** adjacency (N is
     public), under which the sum of clipped gradients moves by up to 2C, so the event's Gaussian
     has noise multiplier sigma/2 (dp_accounting prices a ``GaussianDpEvent`` as sensitivity 1
     under either relation). An upper bound, under a different adjacency from the other columns.
 (c) **Shuffled batches** (one random permutation per epoch cut into b = N // B batches): the
     LOWER bound of Chua et al., ICML 2024 ("How Private are DP-SGD Implementations?",
-    Sec. 4, arXiv 2403.17673). Under zero-out adjacency with the other examples' clipped
+    arXiv 2403.17673). Under zero-out adjacency with the other examples' clipped
     gradients set to -C by an adaptive adversary, one epoch's output (b noisy sums, in units of
     C, minus the known part) is the pair ``P = MoG(2)``, ``Q = MoG(1)`` with
     ``MoG(m) = (1/b) sum_t N(m e_t, sigma^2 I_b)``: the differing example sits in one batch of
     the epoch, a mean shift 1/sigma (in noise units) at one of b positions. The statistic
-    ``max_t x_t`` (their "cube" sets E_C = {max_t x_t > C}) has closed-form laws,
+    ``max_t x_t`` (the complements of their "cube" sets {max_t x_t <= C}) has closed-form laws,
     ``P(max <= c) = Phi((c - m) / sigma) Phi(c / sigma)^(b - 1)``; cut into slices, each slice's
     loss rounded down, it is a post-processing of the output, so its privacy-loss distribution,
     composed over the full epochs with dp_accounting's optimistic PLD, gives a lower bound on
@@ -32,10 +33,11 @@ the claims registry) this module computes eps at the paper's delta under:
 (d) **Fixed batches, no amplification**: each of the T steps a Gaussian of multiplier sigma on
     the example, composed T times: mu-GDP with ``mu = sqrt(T) / sigma`` (Dong, Roth, Su 2022,
     Corollary 3.3), eps exact by Balle and Wang 2018, Theorem 8
-    (:func:`dpnotes.audit.mechanisms.gaussian_epsilon` at sigma / sqrt(T)). It bounds every
-    column above from above (under its adjacency): no sampling scheme can leak more than the
-    unsampled step. (An example in a known fixed batch joins only one step per epoch, which
-    gives sqrt(epochs) / sigma; the T-fold charge is what knowing nothing about the batches costs.)
+    (:func:`dpnotes.audit.mechanisms.gaussian_epsilon` at sigma / sqrt(T)). No column under
+    the same adjacency exceeds it: no sampling scheme leaks more than the unsampled step (for
+    the replace-one column, compare ``fixed_batches_epsilon(..., sensitivity=2)``). An example
+    in a known fixed batch joins only one step per epoch, which gives sqrt(epochs) / sigma; the
+    T-fold charge is what knowing nothing about the batches costs.
 
 :func:`monte_carlo_one_epoch` audits one epoch's worst-case pair by simulation: it draws the b
 noisy outputs under P and Q (shuffled or Poisson), thresholds ``max_t x_t`` at a level chosen
@@ -53,10 +55,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from dpnotes import validate
+from dpnotes import claims, validate
 
 SHUFFLE_DISCRETIZATION = 1e-3  # loss grid of the shuffle lower bound (Chua et al.'s default)
-SHUFFLE_LOG_TAIL = -40.0  # log of the P-mass left below the first slice and above the last
+SHUFFLE_LOG_TAIL = -40.0  # where the slices start and end: log of N(0)^b's mass beyond each end (kept as a slice)
 SHUFFLE_SHIFTS = (2.0, 1.0)  # the means of MoG under P and Q (zero-out pair, module docstring)
 
 # What our engine draws for each paper's private runs (dpnotes/train/sampling.py: poisson_batch,
@@ -100,6 +102,15 @@ class Setting:
     steps: float
     delta: float
 
+    def __post_init__(self):
+        validate.integer("n", self.n, minimum=2)
+        validate.integer("batch_size", self.batch_size, minimum=1)
+        if self.batch_size >= self.n:
+            raise ValueError(f"batch_size must be < n, got {self.batch_size} >= {self.n}")
+        validate.positive("sigma", self.sigma)
+        validate.positive("steps", self.steps)
+        validate.probability("delta", self.delta, high_open=True)
+
     @property
     def q(self) -> float:
         return self.batch_size / self.n
@@ -122,7 +133,7 @@ class Setting:
 # --- per-paper settings (each read from the paper's experiments module) ------------------------
 
 def dplis_settings() -> list[Setting]:
-    """DPlis Table 2 (MNIST, CIFAR-10) at its largest eps column (eps 10): epochs from
+    """DPlis Table 2 (MNIST, CIFAR-10) at its last (largest) eps column: epochs from
     :func:`dpnotes.experiments.dplis.column_epoch`, N // L steps per epoch."""
     from dpnotes.experiments import dplis
 
@@ -141,12 +152,13 @@ def dpis_settings() -> list[Setting]:
     the paper's accountant; T = epochs * N / b."""
     from dpnotes.experiments import dpis
 
-    delta = dpis._s("setup.delta")
+    delta = claims.setting("dpis.setup.delta")
     out = []
     for data, keys in dpis.PAPER_EPSILONS.items():
-        n, b = dpis._n_train(dpis.DATASETS[data]), dpis.TRAMER_BONEH[data]["batch_size"]
+        n = int(claims.setting(f"dpis.data.{dpis.DATASETS[data]}.n_train"))
+        b = dpis.TRAMER_BONEH[data]["batch_size"]
         for key in keys:
-            eps = dpis._s(key)
+            eps = claims.setting(f"dpis.{key}")
             epochs = dpis.PAPER_EPOCHS[eps]
             sigma = dpis.dpsgd_sigma(eps, b, n, epochs, delta)
             out.append(Setting("dpis", f"{data}, Table 3 DP-SGD-HF eps {eps:g}", n, b, sigma, epochs * n / b, delta))
@@ -157,7 +169,7 @@ def gdp_settings() -> list[Setting]:
     """GDP Table 1 rows 1-6 (MNIST): :func:`dpnotes.experiments.gdp.mechanism`."""
     from dpnotes.experiments import gdp
 
-    n, b = int(gdp._s("mnist.train_size")), int(gdp._s("mnist.batch_size"))
+    n, b = int(claims.setting("gdp.mnist.train_size")), int(claims.setting("gdp.mnist.batch_size"))
     out = []
     for i in range(1, 7):
         m = gdp.mechanism(f"table1.row{i}")
