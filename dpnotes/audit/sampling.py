@@ -318,6 +318,12 @@ def schemes(s: Setting) -> dict[str, float]:
             "fixed": fixed_batches_epsilon(s.sigma, s.steps, s.delta)}
 
 
+TABLE_NOTE = ("Poisson, shuffled and fixed: add/remove (zero-out) adjacency. Without replacement: replace-one "
+              "adjacency, multiplier sigma/2 (the clipped sum moves by 2C), so it is not comparable one to one "
+              "with the other columns. Shuffled: a lower bound (full epochs only); the others are upper bounds "
+              "(fixed: exact).")
+
+
 def table(settings: list[Setting] | None = None):
     """One row per setting: q, sigma, T, delta, eps under each scheme, the paper's code's scheme, ours."""
     import pandas as pd
