@@ -58,13 +58,14 @@ def test_notebook_starts_with_parameters_then_title(paper):
 
 
 @pytest.mark.parametrize("paper", PAPERS)
-def test_chapter_opens_with_title_paragraph_and_verdicts_and_hides_its_plumbing(paper):
+def test_chapter_opens_with_title_what_held_and_a_paragraph_and_hides_its_plumbing(paper):
     nb = read(REPO / "notebooks" / f"{paper}.ipynb")
-    params, title, verdicts = nb.cells[:3]
+    params, title, held, paragraph = nb.cells[:4]
     assert {"parameters", "remove-cell"} <= set(params.metadata["tags"])
-    assert len(title.source.split("\n\n")) == 2, "the title and one paragraph"
-    assert verdicts.source.endswith(f'html.paper_summary("{paper}")')
-    assert verdicts.metadata["tags"] == ["remove-input"]
+    assert title.source.startswith("# ") and "\n" not in title.source.strip(), "the title alone"
+    assert held.source.endswith(f'layout.paper_what_held("{paper}")'), "then the What held box"
+    assert held.metadata["tags"] == ["remove-input"]
+    assert paragraph.cell_type == "markdown" and len(paragraph.source.split("\n\n")) == 1, "then one paragraph"
     untagged = [c.source[:60] for c in nb.cells[1:] if c.cell_type == "code"
                 and not {"remove-input", "hide-input", "remove-cell"} & set(c.metadata.get("tags", []))]
     assert not untagged, f"code shown to the reader unfolded: {untagged}"

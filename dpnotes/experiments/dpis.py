@@ -56,7 +56,7 @@ DATASETS = {"mnist": "mnist", "fashion-mnist": "fmnist"}  # our data name -> the
 
 # What our runs do otherwise than the paper, by claim pattern (the verdicts' fidelity; see
 # dpnotes.experiments.substitute).
-_EPOCHS_OURS = "epochs of our choosing (PAPER_EPOCHS: the paper tunes them and prints none)"
+_EPOCHS_OURS = "epochs of our choosing (the paper tunes them and prints none)"
 _COMPETITOR = ("competitor settings ours: Papernot et al.'s CNN with Tramer & Boneh's end-to-end batch size, lr "
                "and C (the paper prints none)")
 SUBSTITUTES = {
