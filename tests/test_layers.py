@@ -32,7 +32,7 @@ LAYERS = (
     ("experiments",),
     ("executors",),
     ("runner",),
-    ("report",),
+    ("report", "audit"),  # audit: the audit chapter's study, next to the report layer it draws with
     ("cli", "bench"),
 )
 LAYER = {part: level for level, parts in enumerate(LAYERS) for part in parts}

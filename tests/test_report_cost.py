@@ -1,6 +1,7 @@
 """The cost of stored runs (dpnotes.report.cost, ``dpnotes cost``) on small fabricated records."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -98,12 +99,21 @@ def test_markdown_shows_every_row():
 
 
 def test_cli_reads_a_store_without_the_scoreboard(tmp_path, capsys):
-    for r in (_record("a1"), _record("b2", profile="quick", segments=((36, "cpu: x86_64, 1 threads"),))):
-        path = tmp_path / r["spec"]["paper"] / r["spec"]["profile"] / f"{r['id']}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(r))
+    # committed records, one per profile (the store verifies what it reads: made-up ones are excluded)
+    import shutil
+
+    repo = Path(__file__).resolve().parents[1]
+    expected = 0.0
+    for profile in ("paper", "quick"):
+        source = sorted((repo / "results" / "gdp" / profile).glob("*.json"))[0]
+        (tmp_path / "gdp" / profile).mkdir(parents=True)
+        for suffix in (".json", ".sha256"):
+            shutil.copy(source.with_suffix(suffix), tmp_path / "gdp" / profile)
+        if profile == "paper":
+            segments = json.loads(source.read_text())["provenance"]["segments"]
+            expected = sum(segment_cost(s, "r")["cpu_core_h"] for s in segments)
     assert main(["cost", "--results", str(tmp_path), "--no-claims", "--json", "--profile", "paper"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [(r["profile"], r["cpu_core_h"]) for r in out["by_profile"]] == [("paper", 1.0)]
+    assert [(r["profile"], r["cpu_core_h"]) for r in out["by_profile"]] == [("paper", pytest.approx(expected, abs=0.01))]
     assert main(["cost", "--results", str(tmp_path), "--claims", "--no-claims"]) == 2
     assert "exclude each other" in capsys.readouterr().err

@@ -162,8 +162,10 @@ def test_make_book_executes_every_paper_notebook_then_builds_strictly(scratch):
     (scratch / stamp).parent.mkdir(parents=True)
     (scratch / stamp).touch()
     text = "\n".join(make_n(scratch, "book"))
-    run = re.search(r"book/execute\.py book/executed ((?:notebooks/\w+\.ipynb )+)\\?\s*book/scoreboard\.ipynb", text)
-    assert run and tuple(p[len("notebooks/"):-len(".ipynb")] for p in run.group(1).split()) == PAPERS
+    run = re.search(r"book/execute\.py book/executed ((?:notebooks/\w+\.ipynb )+)\\?\s*((?:notebooks/\w+\.ipynb )*)"
+                    r"book/scoreboard\.ipynb", text)
+    executed = tuple(p[len("notebooks/"):-len(".ipynb")] for p in (run.group(1) + run.group(2)).split()) if run else ()
+    assert executed == (*PAPERS, "audit")  # every paper's chapter, then the audit chapter
     assert "-p profile quick" in text
     assert "jupyter-book build . -W --keep-going" in text
     assert text.index("book/execute.py") < text.index("jupyter-book build")
@@ -240,10 +242,10 @@ def toc_files() -> list[str]:
     return [toc["root"]] + [c["file"] for part in toc["parts"] for c in part["chapters"]]
 
 
-def test_toc_has_one_executed_chapter_per_paper_and_the_scoreboard():
+def test_toc_has_one_executed_chapter_per_paper_the_scoreboard_and_the_audits():
     files = toc_files()
     assert [f for f in files if f.startswith("book/executed/")] == (
-        ["book/executed/scoreboard"] + [f"book/executed/{p}" for p in PAPERS])
+        ["book/executed/scoreboard"] + [f"book/executed/{p}" for p in PAPERS] + ["book/executed/audit"])
     for paper in PAPERS:
         assert (REPO / "notebooks" / f"{paper}.ipynb").is_file()
     assert (REPO / "book" / "scoreboard.ipynb").is_file()
