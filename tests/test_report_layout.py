@@ -8,6 +8,7 @@ import math
 import pytest
 
 from dpnotes import claims
+from dpnotes.claims import PAPERS
 from dpnotes.report import layout, tables
 from dpnotes.report.headlines import HEADLINES
 
@@ -84,3 +85,19 @@ def test_a_figure_needs_labelled_axes_and_drops_empty_panels():
     ax.plot([0, 1], [0, 1])
     with pytest.raises(ValueError, match="no label"):
         tables.figure(fig, number="F", caption="c", alt="a")
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_what_held_shows_the_scoreboards_verdict_for_every_headline(paper, tmp_path):
+    """The box's verdicts are the scoreboard's (same rows), for the committed store and an empty one."""
+    import re
+
+    from dpnotes.report import scoreboard
+    from dpnotes.report.headlines import HEADLINES
+    from dpnotes.results import Store
+
+    for store in (Store(), Store(tmp_path)):
+        verdicts = {r["id"]: r["verdict"] for r in scoreboard(store=store, paper=paper)}
+        html = layout.paper_what_held(paper, store=store)._repr_html_()
+        shown = dict(re.findall(r'<li data-claim="([^"]+)" data-verdict="(\w+)"', html))
+        assert shown == {cid: verdicts[cid] for cid, _ in HEADLINES[paper].claims}
