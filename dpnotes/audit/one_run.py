@@ -123,14 +123,20 @@ def correct_guesses(scores, included, k_plus: int, k_minus: int) -> int:
     return int(inc[top].sum() + (~inc[bottom]).sum())
 
 
+def _plan(scores, included, guesses, significance: float):
+    """Checked scores and truth, the distinct guess counts (at most the canaries) and the
+    Bonferroni level each count is tested at."""
+    s, inc = _check_scores(scores, included)
+    counts = sorted({min(validate.integer("guesses", g, minimum=1), len(s)) for g in guesses})
+    return s, inc, counts, significance / len(counts)
+
+
 def one_run_audit(scores, included, delta: float, guesses=(100, 1000), *, two_sided: bool = True,
                   significance: float = SIGNIFICANCE) -> OneRunResult:
     """The one-run eps lower bound of canary ``scores`` (higher = "in") against the truth
     ``included``: the best over the fixed ``guesses`` counts, each at significance / len(guesses)."""
-    s, inc = _check_scores(scores, included)
+    s, inc, counts, level = _plan(scores, included, guesses, significance)
     m = len(s)
-    counts = sorted({min(validate.integer("guesses", g, minimum=1), m) for g in guesses})
-    level = significance / len(counts)
     best = None
     for r in counts:
         kp, km = guess_counts(m, r, two_sided)
@@ -216,10 +222,8 @@ def one_run_fdp_audit(scores, included, delta: float, guesses=(100, 1000), *,
                       significance: float = SIGNIFICANCE) -> OneRunResult:
     """The f-DP one-run bound (:func:`gdp_mu_lower_bound`, top-score guesses only) as eps at
     ``delta`` of the rejected mu-GDP claim: the best over the fixed ``guesses``, Bonferroni."""
-    s, inc = _check_scores(scores, included)
+    s, inc, counts, level = _plan(scores, included, guesses, significance)
     m = len(s)
-    counts = sorted({min(validate.integer("guesses", g, minimum=1), m) for g in guesses})
-    level = significance / len(counts)
     best = None
     for r in counts:
         v = correct_guesses(s, inc, r, 0)
