@@ -152,22 +152,26 @@ def device_factor(records: list[dict]) -> dict[str, float]:
 
 
 def estimate_on(spec: RunSpec, records: list[dict], device: str, factors: dict[str, float]) -> tuple[float | None, str]:
-    """``(seconds or None, basis)`` for ``spec`` on ``device``: the rules of
-    :func:`dpnotes.executors.cost.estimate` on records of that device kind; else on the other
-    kind's records scaled by the model's CUDA / CPU ratio (:func:`device_factor`), or by the
-    median ratio over all models when the model has none."""
+    """``(seconds or None, basis)`` for ``spec`` on ``device``, from the closest records first:
+    the run's own or its experiment's records on ``device``; else those on the other device
+    kind scaled by the model's CUDA / CPU ratio (:func:`device_factor`, or the median over all
+    models when the model has none); else records of the same model and method, in the same
+    order (:func:`dpnotes.executors.cost.estimate`)."""
     from dpnotes.executors.cost import estimate
 
-    seconds, basis = estimate(spec, [r for r in records if _kind(r) == device])
-    if seconds is not None:
-        return seconds, basis
-    seconds, basis = estimate(spec, [r for r in records if _kind(r) in DEVICE_KINDS and _kind(r) != device])
     ratio = factors.get(spec.model, factors.get("*"))
-    if seconds is None or ratio is None:
-        return None, "no stored record to go by" if seconds is None else f"{basis}; no CPU/CUDA ratio measured"
+    scale = None if ratio is None else (ratio if device == "cuda" else 1.0 / ratio)
     whose = "this model's" if spec.model in factors else "all models'"
-    scale = ratio if device == "cuda" else 1.0 / ratio
-    return seconds * scale, f"{basis}, x {scale:.2f} ({whose} measured {device}/{'cpu' if device == 'cuda' else 'cuda'} ratio)"
+    other = "cpu" if device == "cuda" else "cuda"
+    same_experiment = [r for r in records if r["spec"]["experiment"] == spec.experiment]
+    for pool in (same_experiment, records):
+        seconds, basis = estimate(spec, [r for r in pool if _kind(r) == device])
+        if seconds is not None:
+            return seconds, basis
+        seconds, basis = estimate(spec, [r for r in pool if _kind(r) == other])
+        if seconds is not None and scale is not None:
+            return seconds * scale, f"{basis}, x {scale:.2f} ({whose} measured {device}/{other} ratio)"
+    return None, "no stored record to go by"
 
 
 def candidates(papers, device: str, store: Store, exclude=()) -> list[Pick]:
