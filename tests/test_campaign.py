@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dpnotes.executors import campaign as c
+from dpnotes import campaign as c
 
 
 def _record(paper, experiment, model, kind, wall, seed=0, method="dpsgd"):

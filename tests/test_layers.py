@@ -31,7 +31,7 @@ LAYERS = (
     ("results", "spec", "provenance", "record_checks", "reprice_cache"),
     ("experiments",),
     ("executors",),
-    ("runner",),
+    ("runner", "campaign"),  # campaign: picks and runs paper-profile runs through the runner
     ("report", "audit"),  # audit: the audit chapter's study, next to the report layer it draws with
     ("cli", "bench"),
 )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-PAPERS = ("dplis", "dpis", "sadpsgd", "labeldp", "gdp", "audit")  # dpnotes.executors.campaign.PAPERS
+PAPERS = ("dplis", "dpis", "sadpsgd", "labeldp", "gdp", "audit")  # dpnotes.campaign.PAPERS
 
 
 def register(sub) -> None:
@@ -33,7 +33,7 @@ def main(args) -> int:
     import os
 
     from dpnotes.cli.run import results_store
-    from dpnotes.executors import campaign as c
+    from dpnotes import campaign as c
 
     budget = c.parse_budget(args.budget)
     papers = tuple(t for t in args.papers.split(",") if t)

@@ -23,6 +23,17 @@ def register(sub) -> None:
                    help="mirror directory (repeatable; default: $DPNOTES_DATA_MIRROR)")
     f.add_argument("--cache-dir", metavar="DIR", help="cache (default: $DPNOTES_CACHE or ~/.cache/dpnotes)")
     f.set_defaults(func=_fetch)
+    pk = actions.add_parser("pack", help="split a dataset's mirror files into pieces to carry to another machine")
+    pk.add_argument("names", nargs="+", metavar="NAME", help="dataset name(s) (see `dpnotes data list`)")
+    pk.add_argument("--into", required=True, metavar="DIR", help="folder for the pieces")
+    pk.add_argument("--piece-mib", type=float, default=60, metavar="MIB", help="largest piece in MiB (default 60)")
+    pk.add_argument("--mirror", metavar="DIR", action="append",
+                    help="mirror directory (repeatable; default: $DPNOTES_DATA_MIRROR)")
+    pk.set_defaults(func=_pack)
+    up = actions.add_parser("unpack", help="gather pieces made by `pack` into a mirror, joining complete files")
+    up.add_argument("src", metavar="SRC", help="folder holding (some of) the pieces")
+    up.add_argument("--into", required=True, metavar="DIR", help="the mirror to build (then DPNOTES_DATA_MIRROR=DIR)")
+    up.set_defaults(func=_unpack)
 
 
 def _list(args) -> int:
@@ -60,3 +71,20 @@ def _fetch(args) -> int:
     for name, path in fetch(args.name, mirror=args.mirror, cache_dir=args.cache_dir).items():
         print(f"{name}: {path}")
     return 0
+
+
+def _pack(args) -> int:
+    from dpnotes.data.pieces import MIB, pack
+
+    for name in args.names:
+        written = pack(name, args.into, mirror=args.mirror, piece_bytes=int(args.piece_mib * MIB))
+        print(f"{name}: {sum(p.suffix != '.json' for p in written)} piece(s) in {args.into}")
+    return 0
+
+
+def _unpack(args) -> int:
+    from dpnotes.data.pieces import unpack
+
+    lines = unpack(args.src, args.into)
+    print("\n".join(lines))
+    return 0 if all("waiting" not in line for line in lines) else 1
