@@ -101,3 +101,22 @@ def test_what_held_shows_the_scoreboards_verdict_for_every_headline(paper, tmp_p
         html = layout.paper_what_held(paper, store=store)._repr_html_()
         shown = dict(re.findall(r'<li data-claim="([^"]+)" data-verdict="(\w+)"', html))
         assert shown == {cid: verdicts[cid] for cid, _ in HEADLINES[paper].claims}
+
+
+def test_seed_spread_recovers_the_seeds_standard_deviation():
+    """The sentence's SDs are those of the seeds behind each row's t interval."""
+    import statistics
+
+    from dpnotes.report.layout import seed_spread
+    from dpnotes.report.verdicts import interval
+
+    rows = []
+    for values in ([90.0, 91.0, 92.0], [80.0, 80.5, 80.25, 80.75]):
+        mean, low, high = interval(values)
+        rows.append({"kind": "training", "unit": "%", "category": "claim", "seeds": len(values),
+                     "interval": [low, high], "paired": None})
+    rows.append({"kind": "training", "unit": "%", "category": "claim", "seeds": 1, "interval": None})
+    text = seed_spread(rows)
+    low_sd, high_sd = statistics.stdev([80.0, 80.5, 80.25, 80.75]), statistics.stdev([90.0, 91.0, 92.0])
+    assert "over the 2 accuracy claims" in text and f"{low_sd:.2f}-{high_sd:.2f} points" in text
+    assert seed_spread(rows[2:]) is None

@@ -16,7 +16,9 @@ in a hover). Rows are read with ``row.get`` for the keys of the verdict rules' s
 
 from __future__ import annotations
 
+import math
 import re
+import statistics
 from collections import Counter
 from dataclasses import dataclass
 from html import escape
@@ -315,11 +317,32 @@ def what_held(rows: list[dict], paper: str) -> Html:
                      + (f" ({escape(extra)})" if extra else "") + f" — {escape(BADGES[verdict][0])}."
                      + escape(note) + "</li>")
         plain.append(f"- {label}{central}: {nums} ({extra}) {verdict}{note}")
+    spread = seed_spread(rows)
+    if spread:
+        plain.append(spread)
     html = (f'{STYLE}<div class="what-held dpn-held" data-paper="{paper}" data-answer="{word}">'
             f"<p><strong>What held.</strong> {_md_bold(sentence)}</p><ul>{''.join(lines)}</ul>"
-            f'<p class="dpn-rule">{escape(RULE)} Values: the paper\'s from the claims registry, ours from the run '
+            + (f'<p class="dpn-spread">{escape(spread)}</p>' if spread else "")
+            +             f'<p class="dpn-rule">{escape(RULE)} Values: the paper\'s from the claims registry, ours from the run '
             "records; the full claim list is at the end of the chapter.</p></div>")
     return Html(html, "\n".join(plain))
+
+
+def seed_spread(rows: list[dict]) -> str | None:
+    """One sentence on how far our seeds spread: over the training claims in percent judged on
+    at least 3 seeds, the range and median of the standard deviation across seeds, recovered
+    from each row's t interval (half-width = t(n-1) x SD / sqrt(n), :mod:`dpnotes.report.verdicts`);
+    ``None`` when no claim has 3 seeds."""
+    from dpnotes.report.verdicts import t_quantile
+
+    sds = sorted((r["interval"][1] - r["interval"][0]) / 2 * math.sqrt(r["seeds"]) / t_quantile(r["seeds"])
+                 for r in rows if r.get("kind") == "training" and r.get("unit") == "%" and r.get("category") == "claim"
+                 and (r.get("seeds") or 0) >= 3 and r.get("interval") and not r.get("paired"))
+    if not sds:
+        return None
+    return (f"Seed spread: over the {len(sds)} accuracy claims judged on 3 or more seeds, our standard deviation "
+            f"across seeds is {sds[0]:.2f}-{sds[-1]:.2f} points (median {statistics.median(sds):.2f}), "
+            "computed from the run records.")
 
 
 def _short(text: str, limit: int) -> str:
