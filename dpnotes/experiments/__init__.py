@@ -1,9 +1,13 @@
 """One module per paper: the runs behind its tables and figures, and how they answer its claims.
 
-Every module ``dpnotes.experiments.<paper>`` defines:
+Every module ``dpnotes.experiments.<paper>`` defines (the contract as a ``typing.Protocol``:
+:class:`dpnotes.experiments.protocol.PaperModule`, checked for every paper by
+``tests/test_experiments_protocol.py``):
 
 ``TITLE: str``
     The paper's citation line.
+``PAPER: str``
+    The paper's short name (``dpis``, ...), as in the claims registry.
 ``configs(profile: str) -> list[dict]``
     The run configs for a profile (``smoke``, ``quick``, ``paper``).  Each config is
     JSON-serialisable and holds everything that determines the run, at least
