@@ -72,6 +72,7 @@ class Pick:
     seconds: float | None
     basis: str
     worker: int | None = None
+    chunk: bool = False
     outcome: str = "not picked"
     wall_s: float | None = None
 
@@ -87,7 +88,7 @@ class Campaign:
     left: list[Pick] = field(default_factory=list)
 
     def load(self, worker: int) -> float:
-        return sum(p.seconds for p in self.picked if p.worker == worker)
+        return sum(p.seconds for p in self.picked if p.worker == worker and not p.chunk)
 
     def lines(self) -> list[str]:
         """What the campaign runs, per worker, then what it leaves and why."""
@@ -96,6 +97,7 @@ class Campaign:
             runs = [p for p in self.picked if p.worker == w]
             out.append(f"worker {w}: {len(runs)} run(s), about {self.load(w):.0f} s")
             out += [f"  {p.paper} {p.experiment} seed={p.seed}  ~{p.seconds:.0f} s  (tier {p.tier}; {p.basis})"
+                    + ("  [chunk: stopped at the budget's end, resumes next time]" if p.chunk else "")
                     for p in runs]
         unknown = [p for p in self.left if p.seconds is None]
         too_long = [p for p in self.left if p.seconds is not None]
@@ -179,6 +181,7 @@ def candidates(papers, device: str, store: Store, exclude=()) -> list[Pick]:
     results, nor matched by an ``exclude`` entry ``(paper, experiment glob)``, with its tier and
     estimate on ``device``, in value order."""
     from dpnotes.executors.cost import COMMITTED, reference_records
+    from dpnotes.executors.local import done_seconds
     from dpnotes.runner import specs
 
     committed = Store(COMMITTED) if COMMITTED.is_dir() else None
@@ -191,15 +194,24 @@ def candidates(papers, device: str, store: Store, exclude=()) -> list[Pick]:
                     paper == name and fnmatch.fnmatch(spec.experiment, glob) for name, glob in exclude):
                 continue
             seconds, basis = estimate_on(spec, records, device, factors)
+            done = done_seconds(store.root / ".checkpoints", spec)
+            if seconds is not None and done > 0:
+                seconds = max(seconds - done, 0.1 * seconds)
+                basis += f"; resumes its checkpoint ({done:.0f} s done)"
             out.append((tier(paper, spec.experiment), spec.seed, order, i,
                         Pick(paper, spec.experiment, spec.seed, spec.id, tier(paper, spec.experiment),
                              seconds, basis)))
     return [p for *_, p in sorted(out, key=lambda t: t[:4])]
 
 
-def plan(runs: list[Pick], *, budget_s: float, workers: int, device: str) -> Campaign:
+def plan(runs: list[Pick], *, budget_s: float, workers: int, device: str, chunks: bool = False,
+         min_chunk_s: float = 60.0) -> Campaign:
     """Pack ``runs`` (in value order) onto ``workers`` queues: each run goes to the least-loaded
-    queue if its estimate fits in what is left of the budget there; else it is left."""
+    queue if its estimate fits in what is left of the budget there; else it is left. With
+    ``chunks``, a queue with at least ``min_chunk_s`` left then starts the most valuable run left
+    that has an estimate, as a chunk: it is stopped at the budget's end and its checkpoint kept,
+    so that the next campaign on this kind of device resumes it (CUDA checkpoints do not resume
+    on a CPU)."""
     if workers < 1:
         raise ValueError(f"--workers must be >= 1, got {workers}")
     campaign = Campaign(budget_s, workers, device)
@@ -211,6 +223,16 @@ def plan(runs: list[Pick], *, budget_s: float, workers: int, device: str) -> Cam
             campaign.picked.append(run)
         else:
             campaign.left.append(run)
+    if chunks:
+        for w in sorted(range(workers), key=loads.__getitem__):
+            if budget_s - loads[w] < min_chunk_s:
+                continue
+            run = next((r for r in campaign.left if r.seconds is not None), None)
+            if run is None:
+                break
+            campaign.left.remove(run)
+            run.worker, run.chunk, loads[w] = w, True, budget_s
+            campaign.picked.append(run)
     return campaign
 
 
@@ -249,7 +271,7 @@ def execute(campaign: Campaign, *, results: Path, threads: int = 1) -> Path:
                     except subprocess.TimeoutExpired:
                         proc.kill()
                         proc.wait()
-                    run.outcome = "stopped at the budget's end (checkpoint kept)"
+                    run.outcome = "stopped at the budget's end (checkpoint kept)" + (" as planned" if run.chunk else "")
             run.wall_s = round(time.monotonic() - start, 1)
 
     threads_ = [threading.Thread(target=worker, args=(w,)) for w in range(campaign.workers)]

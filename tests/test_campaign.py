@@ -142,3 +142,31 @@ def test_dry_run_on_cpu_shows_a_15_minute_plan(tmp_path):
     assert len(loads) == 2 and all(load <= 900 for load in loads)
     assert lines[-1].startswith("left for later:")
     assert not any(tmp_path.iterdir())  # a dry run writes nothing
+
+
+def test_chunks_fill_the_time_left_with_the_most_valuable_run_that_does_not_fit():
+    camp = c.plan(_picks([80, 500, 400, None]), budget_s=100, workers=2, device="cuda", chunks=True,
+                  min_chunk_s=30)
+    chunks = [p for p in camp.picked if p.chunk]
+    # worker 1 is idle (100 s left): it takes e1, the most valuable run left; worker 0 has 20 s left: none
+    assert [(p.experiment, p.worker) for p in chunks] == [("e1", 1)]
+    assert [p.experiment for p in camp.left] == ["e2", "e3"]
+    assert "[chunk:" in "\n".join(camp.lines())
+    assert not any(p.chunk for p in c.plan(_picks([80, 500]), budget_s=100, workers=2, device="cuda").picked)
+
+
+def test_a_checkpointed_run_is_estimated_from_what_is_left(tmp_path):
+    """done_seconds reads the run's earlier segments (only when a checkpoint exists)."""
+    from dpnotes.executors.local import done_seconds
+    from dpnotes.runner import specs
+
+    spec = specs("labeldp", "smoke")[0]
+    folder = tmp_path / ".checkpoints"
+    folder.mkdir()
+    segments = {"spec": spec.to_dict(), "segments": [{"wall_s": 40.0, "dirty": False}, {"wall_s": 2.5}]}
+    (folder / f"{spec.id}.segments.json").write_text(json.dumps(segments))
+    assert done_seconds(folder, spec) == 0.0  # no checkpoint: the run would start afresh
+    (folder / f"{spec.id}.pt").write_bytes(b"x")
+    assert done_seconds(folder, spec) == 42.5
+    (folder / f"{spec.id}.segments.json").write_text("{trunc")
+    assert done_seconds(folder, spec) == 0.0

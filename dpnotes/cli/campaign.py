@@ -24,6 +24,9 @@ def register(sub) -> None:
                    help="leave out runs of PAPER whose experiment matches GLOB (repeatable), e.g. runs "
                         "another machine is doing: --exclude 'sadpsgd:table1.mnist.*'")
     p.add_argument("--results", metavar="DIR", help="results store (default: $DPNOTES_RESULTS or ./results)")
+    p.add_argument("--chunks", action="store_true",
+                   help="fill each worker's time left with a chunk of the most valuable run that does not fit "
+                        "(stopped at the budget's end, its checkpoint kept for the next campaign on this device)")
     p.add_argument("--dry-run", "--list", dest="dry_run", action="store_true",
                    help="show what would run on each worker and what is left; run nothing")
     p.set_defaults(func=main)
@@ -56,13 +59,15 @@ def main(args) -> int:
         if not torch.cuda.is_available():
             raise ValueError("--device cuda: no CUDA device is available here (use --device cpu or --dry-run)")
     campaign = c.plan(c.candidates(papers, args.device, store, exclude), budget_s=budget, workers=workers,
-                      device=args.device)
+                      device=args.device, chunks=args.chunks)
     print("\n".join(campaign.lines()))
     if args.dry_run:
         return 0
     summary = c.execute(campaign, results=store.root, threads=args.threads)
     done = sum(p.outcome == "stored" for p in campaign.picked)
-    print(f"campaign: {done} of {len(campaign.picked)} run(s) stored in {store.root}; summary {summary}")
+    chunks = sum(p.chunk and p.outcome.startswith("stopped") for p in campaign.picked)
+    print(f"campaign: {done} of {len(campaign.picked)} run(s) stored in {store.root}"
+          + (f", {chunks} chunk(s) checkpointed" if chunks else "") + f"; summary {summary}")
     for p in campaign.picked:
         print(f"  {p.paper} {p.experiment} seed={p.seed}: {p.outcome} ({p.wall_s} s)")
-    return 0 if done == len(campaign.picked) else 1
+    return 0 if done + chunks == len(campaign.picked) else 1

@@ -79,6 +79,16 @@ def _segments(path: Path, checkpoint: Path, spec: RunSpec) -> list[dict]:
     return out
 
 
+def done_seconds(folder: Path, spec: RunSpec) -> float:
+    """Wall seconds of ``spec``'s earlier segments kept in its checkpoint under ``folder`` (0 when
+    it has none, or its segments file is unreadable: the run would start afresh or refuse)."""
+    checkpoint, segments = _checkpoint_paths(folder, spec)
+    try:
+        return sum(float(s.get("wall_s", 0.0)) for s in _segments(segments, checkpoint, spec))
+    except (ValueError, OSError):
+        return 0.0
+
+
 def train_record(spec: RunSpec, *, device: str, checkpoints: Path, progress: bool) -> dict:
     """Run one spec, resuming from its checkpoint in the folder ``checkpoints`` if there is one,
     and return its record (not stored: the checkpoint stays until :func:`store_record`). The
