@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpnotes import claims
+from dpnotes.data import prepare
 from dpnotes.accounting.rdp import rdp_epsilon
 from dpnotes.experiments import gdp, gdp_data
 from dpnotes.experiments.measurement import Measurement
@@ -25,7 +26,7 @@ from dpnotes.report import verdicts
 from dpnotes.report.verdicts import VERDICTS, judge, printed
 from dpnotes.experiments import resolve
 from dpnotes.results import PROFILES, Store
-from dpnotes.train import TrainConfig
+from dpnotes.train import TrainConfig, rating_metrics
 
 
 def judged(records: list[dict]) -> dict:
@@ -333,14 +334,14 @@ def test_rmse_of_expected_rating():
             return torch.tensor([[-1e9, -1e9, 0.0, -1e9, -1e9]]).expand(len(pairs), 5)
 
     labels = torch.tensor([0, 2, 4, 2])  # ratings 1, 3, 5, 3
-    assert gdp_data.rmse(Fixed(), torch.zeros(4, 2, dtype=torch.long), labels) == pytest.approx(math.sqrt(2))
+    assert rating_metrics.rmse(Fixed(), torch.zeros(4, 2, dtype=torch.long), labels) == pytest.approx(math.sqrt(2))
 
 
 def test_subsets_are_fixed_random_examples():
     x, y = torch.arange(100), torch.arange(100) % 2
-    a, b = gdp_data.fixed_subset((x, y), 10), gdp_data.fixed_subset((x, y), 10)
+    a, b = prepare.fixed_subset((x, y), 10), prepare.fixed_subset((x, y), 10)
     assert torch.equal(a[0], b[0]) and not torch.equal(a[0], x[:10])
-    assert gdp_data.fixed_subset((x, y), None)[0] is x
+    assert prepare.fixed_subset((x, y), None)[0] is x
 
 
 needs_mirror = pytest.mark.skipif(not os.environ.get("DPNOTES_DATA_MIRROR"),

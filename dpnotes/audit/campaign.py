@@ -133,9 +133,9 @@ def configs(profile: str) -> list[dict]:
 
 def load(subset: dict):
     """(train, test) MNIST / 255, fixed subsets (as every chapter's)."""
-    from dpnotes.experiments.gdp_data import fixed_subset, _mnist_data
+    from dpnotes.data.prepare import fixed_subset, images
 
-    train, test = _mnist_data()
+    train, test = images("mnist", "train"), images("mnist", "test")
     return fixed_subset(train, subset.get("train")), fixed_subset(test, subset.get("test"))
 
 

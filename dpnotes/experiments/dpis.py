@@ -39,7 +39,7 @@ from dpnotes.accounting.dpis import DPISAccountant
 from dpnotes.accounting.rdp import resolve_orders
 from dpnotes.accounting.registry import price
 from dpnotes.experiments import measurement
-from dpnotes.experiments.gdp_data import fixed_subset
+from dpnotes.data.prepare import fixed_subset, unit_scale
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
 from dpnotes.methods import dpis as dpis_method, dpsgd_decay
@@ -452,7 +452,7 @@ def _images(dataset: str, train_size, test_size, model: str):
 
     def prep(split, size):
         x, y = load(split)
-        x, y = fixed_subset((x.float().div(255).unsqueeze(1), y.long()), size)
+        x, y = fixed_subset((unit_scale(x), y.long()), size)
         features = models.preprocessor(model)
         if features is not None:
             with torch.no_grad():

@@ -416,32 +416,29 @@ def configs(profile: str) -> list[dict]:
 # --------------------------------------------------------------------------------------
 # Execution.
 
+CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)  # the authors' code (REFERENCE.md "DPlis")
+CIFAR10_STD = (0.2023, 0.1994, 0.2010)
+
+
 @lru_cache(maxsize=2)
 def _images(dataset: str):
     """(train, test) of ``dataset`` as the authors' code prepares it: MNIST / 255; CIFAR-10
     / 255, then per-channel mean and std (REFERENCE.md "DPlis"); no augmentation."""
-    import torch
-
-    from dpnotes import data
+    from dpnotes.data import prepare
 
     if dataset == "mnist":
-        def prep(split):
-            x, y = data.load_mnist(split)
-            return x.float().div(255).unsqueeze(1), y
-    else:
-        mean = torch.tensor([0.4914, 0.4822, 0.4465]).view(1, 3, 1, 1)
-        std = torch.tensor([0.2023, 0.1994, 0.2010]).view(1, 3, 1, 1)
+        return prepare.images("mnist", "train"), prepare.images("mnist", "test")
 
-        def prep(split):
-            x, y = data.load_cifar10(split)
-            return (x.float().div(255) - mean) / std, y
+    def prep(split):
+        x, y = prepare.images("cifar-10", split)
+        return prepare.standardize(x, CIFAR10_MEAN, CIFAR10_STD), y
     return prep("train"), prep("test")
 
 
 def load(dataset: str, subset: dict | None = None):
     """``(train, test)`` of ``dataset`` (``mnist`` or ``cifar10``); ``subset`` sizes pick fixed
     random examples (the same for every run)."""
-    from dpnotes.experiments.gdp_data import fixed_subset
+    from dpnotes.data.prepare import fixed_subset
 
     train, test = _images(validate.choice("dataset", dataset, TABLE2_DATASETS))
     subset = subset or {}
@@ -463,7 +460,7 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
 
 def landscape_of(model, analysis, train_data, test_data, device: str = "cpu") -> dict:
     """Table 9's sharpness and Figure 6's slice of a trained ``model`` as ``analysis`` asks."""
-    from dpnotes.experiments.gdp_data import fixed_subset
+    from dpnotes.data.prepare import fixed_subset
     from dpnotes.train import landscape
 
     data = {"train": train_data, "test": test_data}

@@ -35,6 +35,7 @@ from dpnotes.accounting.tradeoff import (
     gaussian_tradeoff,
     min_error_sum,
 )
+from dpnotes.data import prepare
 from dpnotes.experiments import gdp_data, measurement
 from dpnotes.experiments.gdp_data import ML_SUBSTITUTE
 from dpnotes.experiments.measurement import Measurement
@@ -309,7 +310,7 @@ def _movielens_configs(profile: str, seed: int, *, baselines: bool = True) -> li
     n_train = gdp_data.movielens_split_sizes()[0]
     batch = round(n_train / _s("table4.sample_rate_inverse"))  # q = 1/80 as in the paper
     epochs = int(_s("table4.epochs"))
-    sizes = dict(zip(("num_users", "num_items"), gdp_data.movielens_sizes()))
+    sizes = dict(zip(("num_users", "num_items"), prepare.movielens_sizes()))
     out = [_config(profile, "table4.private", seed, "neumf", ML_SUBSTITUTE,
                    _train(epochs, batch, _s("table4.eta"), "adam", _s("table4.clip"),
                           _s("table4.sigma"), DELTA["movielens"]), model_kwargs=sizes),
@@ -341,7 +342,9 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
         ledger.append(NonPrivateDpEvent())
         return {"epochs": [], "final": {"test_rmse": rmse, **library},
                 "privacy": {"private": False, "delta": None, "ledger": ledger.to_json(), "epsilon": {}}}
-    extra = (gdp_data.rmse_plugin(*test_data),) if spec.model == "neumf" else ()
+    from dpnotes.train.rating_metrics import rmse_plugin
+
+    extra = (rmse_plugin(*test_data),) if spec.model == "neumf" else ()
     out = train_spec(spec, train_data, test_data, device=device, progress=progress, checkpoint=checkpoint,
                      extra_plugins=extra)
     if spec.model == "neumf":

@@ -14,13 +14,13 @@ from functools import lru_cache
 import torch
 
 from dpnotes import claims, validate
+from dpnotes.data import prepare
 
 ML_SUBSTITUTE = "movielens-100k"
 # Behaviour versions (dpnotes.spec): bump VERSION when loading, splits or preprocessing change
 # what a run sees; BASELINE_VERSION when Table 4's non-DP baselines change.
 VERSION = 1
 BASELINE_VERSION = 2  # 2: Surprise's SVD, NMF, KNNBasic, BaselineOnly (1: our own Adam-fitted SVD)
-ML100K_RATINGS = 100_000
 
 ADULT_SPLIT_SEED = 0  # the paper's random 10% test split is unknown; ours is fixed by this seed
 MOVIELENS_SPLIT_SEED = 0
@@ -28,18 +28,7 @@ MOVIELENS_SPLIT_SEED = 0
 
 @lru_cache(maxsize=2)
 def _mnist_data():
-    from dpnotes import data
-
-    def prep(split):
-        x, y = data.load_mnist(split)
-        return x.float().div(255).unsqueeze(1), y  # inputs / 255 only, as the paper's code
-
-    return prep("train"), prep("test")
-
-
-def _split(n: int, n_test: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
-    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
-    return perm[n_test:], perm[:n_test]
+    return prepare.images("mnist", "train"), prepare.images("mnist", "test")  # inputs / 255 only, as the paper's code
 
 
 @lru_cache(maxsize=1)
@@ -51,7 +40,7 @@ def _adult_data():
     n_test = int(claims.setting("gdp.table2.test_size"))
     if len(y) - n_test != int(claims.setting("gdp.table2.train_size")):
         raise ValueError(f"Adult: {len(y)} examples, expected {int(claims.setting('gdp.table2.train_size')) + n_test}")
-    tr, te = _split(len(y), n_test, ADULT_SPLIT_SEED)
+    tr, te = prepare.random_split(len(y), n_test, ADULT_SPLIT_SEED)
     return (x[tr], y[tr]), (x[te], y[te])
 
 
@@ -68,43 +57,12 @@ def _imdb_data():
 def _movielens_data():
     """MovieLens-100k as (user, item) pairs from 0 and labels rating - 1 (5 classes, as the
     paper's code); a random 20% test split."""
-    from dpnotes import data
-
-    r = data.load_movielens("100k")
-    if len(r) != ML100K_RATINGS:
-        raise ValueError(f"MovieLens-100k has {ML100K_RATINGS} ratings, the file gave {len(r)}")
-    pairs = torch.stack([r[:, 0] - 1, r[:, 1] - 1], dim=1)
-    labels = r[:, 2] - 1
-    n_test = round(len(labels) * claims.setting("gdp.table4.test_fraction"))
-    tr, te = _split(len(labels), n_test, MOVIELENS_SPLIT_SEED)
-    return (pairs[tr], labels[tr]), (pairs[te], labels[te])
+    return prepare.movielens(claims.setting("gdp.table4.test_fraction"), MOVIELENS_SPLIT_SEED)
 
 
 def movielens_split_sizes() -> tuple[int, int]:
     """(train, test) sizes of the MovieLens-100k split (no data needed)."""
-    n_test = round(ML100K_RATINGS * claims.setting("gdp.table4.test_fraction"))
-    return ML100K_RATINGS - n_test, n_test
-
-
-@lru_cache(maxsize=1)
-def movielens_sizes() -> tuple[int, int]:
-    """(number of users, number of items) of MovieLens-100k (ids from 0), from the dataset
-    registry: listing runs and the scoreboard need no data (checked against the file by
-    tests/test_data_mirror.py)."""
-    from dpnotes.data.registry import size
-
-    return size("movielens-100k", "users"), size("movielens-100k", "items")
-
-
-SUBSET_SEED = 0  # smoke/quick subsets: the same random examples for every run
-
-
-def fixed_subset(data: tuple[torch.Tensor, torch.Tensor], size: int | None):
-    """``size`` fixed random examples of ``(x, y)`` (all of them if ``size`` is None)."""
-    if size is None or size >= len(data[1]):
-        return data
-    keep = torch.randperm(len(data[1]), generator=torch.Generator().manual_seed(SUBSET_SEED))[:size]
-    return tuple(t[keep] for t in data)
+    return prepare.movielens_split_sizes(claims.setting("gdp.table4.test_fraction"))
 
 
 def load(dataset: str, subset: dict | None = None):
@@ -114,33 +72,7 @@ def load(dataset: str, subset: dict | None = None):
                ML_SUBSTITUTE: _movielens_data}
     train, test = loaders[validate.choice("dataset", dataset, loaders)]()
     subset = subset or {}
-    return fixed_subset(train, subset.get("train")), fixed_subset(test, subset.get("test"))
-
-
-def rmse(model, pairs: torch.Tensor, labels: torch.Tensor) -> float:
-    """RMSE of the softmax-expected rating (the paper's code) against the true rating."""
-    from dpnotes.models.recsys import expected_rating
-
-    was = model.training
-    model.eval()
-    with torch.no_grad():
-        pred = torch.cat([expected_rating(model(pairs[s:s + 8192])) for s in range(0, len(pairs), 8192)])
-    model.train(was)
-    return float(torch.sqrt(((pred - (labels.to(pred) + 1)) ** 2).mean()))
-
-
-def rmse_plugin(test_pairs, test_labels):
-    from dpnotes.train import Plugin
-
-    class TestRMSE(Plugin):
-        """Adds the test RMSE of the expected rating to every epoch of the history."""
-
-        name = "test-rmse"
-
-        def on_epoch_end(self, ctx, record):
-            return {"test_rmse": rmse(ctx.model, test_pairs.to(ctx.device), test_labels.to(ctx.device))}
-
-    return TestRMSE()
+    return prepare.fixed_subset(train, subset.get("train")), prepare.fixed_subset(test, subset.get("test"))
 
 
 SURPRISE_BASELINES = {  # our name: (the paper's row, Surprise's algorithm)

@@ -42,7 +42,8 @@ import numpy as np
 import torch
 
 from dpnotes import claims, validate
-from dpnotes.experiments import gdp_data, measurement
+from dpnotes.data import prepare
+from dpnotes.experiments import measurement
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.experiments.not_run import not_run_reasons
 from dpnotes.mechanisms.label_dp_lp import optimal_randomizer
@@ -55,7 +56,7 @@ TITLE = (
     "Deep Learning with Label Differential Privacy. NeurIPS 2021."
 )
 PAPER = "labeldp"
-DATA_VERSION = gdp_data.VERSION  # MNIST / 255 and fixed random subsets: GDP's pipeline
+DATA_VERSION = 1  # MNIST and Fashion-MNIST / 255, fixed random subsets; MovieLens-100k split as GDP's (seed 0)
 
 # --- The grids of the computed checks (ours: the paper states its results for every K, eps, p) ---
 KS = tuple(range(2, 11))
@@ -444,9 +445,9 @@ def _movielens_config(epsilon: float, stages: int) -> dict:
                         claims.setting("gdp.table4.eta"), 0.0)
     train.update(optimizer="adam", seed=0)
     del train["momentum"]
-    sizes = dict(zip(("num_users", "num_items"), gdp_data.movielens_sizes()))
+    sizes = dict(zip(("num_users", "num_items"), prepare.movielens_sizes()))
     return {"paper": PAPER, "profile": "paper", "experiment": f"table3.ml100k.lp_{stages}st.eps{_eps_name(epsilon)}",
-            "seed": 0, "model": "neumf", "model_kwargs": sizes, "dataset": gdp_data.ML_SUBSTITUTE,
+            "seed": 0, "model": "neumf", "model_kwargs": sizes, "dataset": MOVIELENS,
             "subset": {"train": None, "test": None}, "method": "labeldp", "method_config": method, "train": train}
 
 
@@ -506,15 +507,18 @@ def configs(profile: str) -> list[dict]:
     return out
 
 
-@lru_cache(maxsize=1)
-def _fashion_mnist():
-    from dpnotes import data
+MOVIELENS = "movielens-100k"
+MOVIELENS_TEST_FRACTION = "gdp.table4.test_fraction"  # GDP's split of the same data (Bu et al., Sec. 4.1)
+MOVIELENS_SPLIT_SEED = 0
 
-    def prep(split):
-        x, y = data.load_fashion_mnist(split)
-        return x.float().div(255).unsqueeze(1), y  # inputs / 255, as MNIST
 
-    return prep("train"), prep("test")
+@lru_cache(maxsize=3)
+def _data(dataset: str):
+    """(train, test) of ``dataset``: images / 255 with a channel axis, or MovieLens-100k's pairs."""
+    if dataset == MOVIELENS:
+        return prepare.movielens(claims.setting(MOVIELENS_TEST_FRACTION), MOVIELENS_SPLIT_SEED)
+    name = {"mnist": "mnist", "fashion_mnist": "fashion-mnist"}[validate.choice("dataset", dataset, DATASETS)]
+    return prepare.images(name, "train"), prepare.images(name, "test")
 
 
 # --------------------------------------------------------------------------------------
@@ -536,17 +540,16 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
     the test set (:func:`validation_split`)."""
     from dpnotes.experiments import train_spec
 
-    if spec.dataset == "fashion_mnist":
-        train_data, test_data = (gdp_data.fixed_subset(d, spec.subset.get(k))
-                                 for d, k in zip(_fashion_mnist(), ("train", "test")))
-    else:
-        train_data, test_data = gdp_data.load(spec.dataset, spec.subset)
+    train_data, test_data = (prepare.fixed_subset(d, spec.subset.get(k))
+                             for d, k in zip(_data(spec.dataset), ("train", "test")))
     if spec.subset.get("validation") is not None:
         train_data, test_data = validation_split(train_data, spec.subset["validation"])
     if spec.model != "neumf":
         return train_spec(spec, train_data, test_data, device=device, progress=progress, checkpoint=checkpoint)
+    from dpnotes.train.rating_metrics import rmse_plugin
+
     out = train_spec(spec, train_data, test_data, device=device, progress=progress, checkpoint=checkpoint,
-                     extra_plugins=(gdp_data.rmse_plugin(*test_data),))
+                     extra_plugins=(rmse_plugin(*test_data),))
     out["final"]["test_rmse"] = out["epochs"][-1]["test_rmse"]
     return out
 

@@ -35,6 +35,7 @@ import torch
 
 from dpnotes import claims, validate
 from dpnotes.accounting.registry import price
+from dpnotes.data import prepare
 from dpnotes.experiments import measurement
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.ledger import CandidateStepDpEvent, GaussianDpEvent, Ledger, PoissonSampledDpEvent
@@ -360,28 +361,11 @@ SUBSET_SEED = 0
 
 @lru_cache(maxsize=2)
 def _images(dataset: str):
-    from dpnotes import data
-
-    loaders = {"mnist": data.load_mnist, "fashion-mnist": data.load_fashion_mnist,
-               "cifar-10": data.load_cifar10}
-    load = loaders[validate.choice("dataset", dataset, tuple(loaders))]
-
     def prep(split):
-        x, y = load(split)
-        x = x.float().div(255)
-        if dataset == "cifar-10":
-            mean, std = torch.tensor(CIFAR_MEAN).view(1, 3, 1, 1), torch.tensor(CIFAR_STD).view(1, 3, 1, 1)
-            return (x - mean) / std, y
-        return x.unsqueeze(1), y
+        x, y = prepare.images(dataset, split)
+        return (prepare.standardize(x, CIFAR_MEAN, CIFAR_STD), y) if dataset == "cifar-10" else (x, y)
 
     return prep("train"), prep("test")
-
-
-def _fixed_subset(data, size):
-    if size is None or size >= len(data[1]):
-        return data
-    keep = torch.randperm(len(data[1]), generator=torch.Generator().manual_seed(SUBSET_SEED))[:size]
-    return tuple(t[keep] for t in data)
 
 
 def load(dataset: str, subset: dict | None = None):
@@ -391,7 +375,7 @@ def load(dataset: str, subset: dict | None = None):
     run, ``test`` then holding the others; without it ``energy`` is None (the energy is the test set)."""
     train, test = _images(dataset)
     subset = subset or {}
-    test = _fixed_subset(test, subset.get("test"))
+    test = prepare.fixed_subset(test, subset.get("test"))
     energy = None
     if subset.get("energy") is not None:
         n, size = len(test[1]), validate.integer("subset['energy']", subset["energy"], minimum=1)
@@ -399,7 +383,7 @@ def load(dataset: str, subset: dict | None = None):
             raise ValueError(f"subset['energy'] must be below the {n} test examples, got {size}")
         order = torch.randperm(n, generator=torch.Generator().manual_seed(SUBSET_SEED + 1))
         energy, test = tuple(t[order[:size]] for t in test), tuple(t[order[size:]] for t in test)
-    return _fixed_subset(train, subset.get("train")), test, energy
+    return prepare.fixed_subset(train, subset.get("train")), test, energy
 
 
 def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None) -> dict:
