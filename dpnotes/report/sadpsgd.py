@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 
 from dpnotes.experiments import sadpsgd as sa
+from dpnotes.record import Record
 
 RATES = (1.0, 2 / 3, 1 / 2, 1 / 3)  # acceptance rates drawn in the figure (plus 1/(mu0+1))
 
@@ -42,13 +43,13 @@ def sa_runs(records: list[dict]) -> list[dict]:
     each with a test point at every candidate."""
     from dpnotes.experiments import current
 
-    paper = current([r for r in records if r["spec"]["profile"] == "paper"], sa.configs("paper"))
+    paper = current([r for r in records if Record.of(r).profile == "paper"], sa.configs("paper"))
     return [r for exp, runs in paper.items() if exp.startswith("table1.") for r in runs
-            if r["spec"]["method"] == "sadpsgd" and r["spec"]["train"].get("eval_every") == 1]
+            if Record.of(r).method == "sadpsgd" and Record.of(r).train.get("eval_every") == 1]
 
 
 def _dataset_of(record: dict) -> str:
-    return record["spec"]["experiment"].split(".")[1]
+    return Record.of(record).experiment.split(".")[1]
 
 
 def figure(axes, records=()) -> None:
@@ -61,7 +62,7 @@ def figure(axes, records=()) -> None:
             points = sa.curve(r)[::max(1, len(sa.curve(r)) // 60)] + sa.curve(r)[-1:]
             ax.plot([p["accepted_steps"] for p in points],
                     [sa.eps_all(ds, p["accepted_steps"], p["step"] - p["accepted_steps"]) for p in points],
-                    color="tab:purple", lw=2.5, label=f"our run, seed {r['spec']['seed']}: all candidates")
+                    color="tab:purple", lw=2.5, label=f"our run, seed {Record.of(r).seed}: all candidates")
         s, tau = sa.setting(ds), sa.tau_at(ds)
         accepted = np.unique(np.linspace(1, tau, 40).round())
         ax.plot(accepted, [sa.eps_paper(ds, t) for t in accepted], "k-", lw=2.5,
@@ -81,13 +82,12 @@ def runs_frame(records: list[dict]) -> pd.DataFrame:
     """The runs at hand: accuracy, steps, acceptance rate, and eps under Theorem 1 and the
     registry's sound accountants (from each record's ledger, priced when it ended)."""
     rows = []
-    for r in records:
-        eps = r["privacy"]["epsilon"]
-        rows.append({"profile": r["spec"]["profile"], "experiment": r["spec"]["experiment"],
-                     "seed": r["spec"]["seed"], "test acc %": sa.accuracy(r),
-                     "candidates": r["final"]["steps"], "accepted": r["final"]["accepted_steps"],
-                     "acceptance rate": sa.acceptance_rate(r),
-                     **{f"eps {k}": v["epsilon"] for k, v in eps.items()}})
+    for r in map(Record.of, records):
+        rows.append({"profile": r.profile, "experiment": r.experiment,
+                     "seed": r.seed, "test acc %": sa.accuracy(r.data),
+                     "candidates": r.metric("steps"), "accepted": r.metric("accepted_steps"),
+                     "acceptance rate": sa.acceptance_rate(r.data),
+                     **{f"eps {k}": r.epsilon(k) for k in r.accountants}})
     return pd.DataFrame(rows)
 
 
@@ -110,15 +110,16 @@ def acceptance_frame(records: list[dict]) -> pd.DataFrame:
     uphill candidate Eq. 3's draw accepted, Theorem 1's eps and the sound eps of the same run."""
     rows = []
     for r in sa_runs(records):
-        ds, final = _dataset_of(r), r["final"]
+        ds, rec = _dataset_of(r), Record.of(r)
         decided = sa.decisions(r)
-        accepted, rejected = final["accepted_steps"], final["steps"] - final["accepted_steps"]
-        row = {"dataset": ds, "seed": r["spec"]["seed"], "test acc %": sa.accuracy(r),
-               "candidates": final["steps"], "accepted": accepted, "acceptance rate": accepted / final["steps"],
+        steps, accepted = rec.metric("steps"), rec.metric("accepted_steps")
+        rejected = steps - accepted
+        row = {"dataset": ds, "seed": rec.seed, "test acc %": sa.accuracy(r),
+               "candidates": steps, "accepted": accepted, "acceptance rate": accepted / steps,
                **{k: sum(d["kind"] == k for d in decided) for k in KINDS},
                "last Eq. 3 uphill accept (tau)": sa.last_uphill(r),
                **_uphill_by_quarter(decided, accepted),
-               "Thm 1 eps": r["privacy"]["epsilon"][sa.ACCEPTED_ONLY]["epsilon"],
+               "Thm 1 eps": rec.epsilon(sa.ACCEPTED_ONLY),
                "all candidates (Thm 1 formula)": sa.eps_all(ds, accepted, rejected),
                **{f"{k} (sound)": v for k, v in sa.eps_sound(ds, accepted, rejected).items()}}
         rows.append(row)
@@ -146,7 +147,7 @@ def acceptance_figure(axes, records: list[dict], window: int = 200) -> None:
                 return np.convolve(mask.astype(float), kernel, mode="valid")
 
             x = taus[window - 1:]
-            seed = r["spec"]["seed"]
+            seed = Record.of(r).seed
             ax.plot(x, share(kinds != "rejected"), label=f"accepted, seed {seed}")
             ax.plot(x, share(kinds == "uphill"), label=f"uphill by Eq. 3, seed {seed}")
             ax.plot(x, share(kinds == "forced"), label=f"forced, seed {seed}")
@@ -163,7 +164,7 @@ def table3_frame(records: list[dict]) -> pd.DataFrame:
     from dpnotes import claims
     from dpnotes.experiments import current
 
-    paper = current([r for r in records if r["spec"]["profile"] == "paper"], sa.configs("paper"))
+    paper = current([r for r in records if Record.of(r).profile == "paper"], sa.configs("paper"))
     rows = []
     for ds in sa.DATASETS:
         runs = {k: paper.get(sa.table3_run(ds, k), []) for k in sa.TABLE3_SCHEME}
@@ -231,15 +232,15 @@ def energy_finding(records: list[dict]) -> str:
     rest (untouched); the gap's sampling error assumes independent examples."""
     from dpnotes.experiments import current
 
-    paper = current([r for r in records if r["spec"]["profile"] == "paper"], sa.configs("paper"))
+    paper = current([r for r in records if Record.of(r).profile == "paper"], sa.configs("paper"))
     parts = []
     for exp in sorted(e for e in paper if e.startswith("energy.")):
         for run in paper[exp]:
-            last = run["epochs"][-1]
+            last = Record.of(run).last_epoch
             a, b = last["energy_acc"], last["test_acc"]
             se = np.sqrt(a * (1 - a) / last["energy_n"] + b * (1 - b) / last["test_n"])
             parts.append(
-                f"{exp.split('.')[1]}, seed {run['spec']['seed']}: at the end, accuracy {a:.2%} on the "
+                f"{exp.split('.')[1]}, seed {Record.of(run).seed}: at the end, accuracy {a:.2%} on the "
                 f"{last['energy_n']:,} test images that judged the candidates and {b:.2%} on the other "
                 f"{last['test_n']:,}, a gap of {100 * (a - b):+.2f} points (sampling error of the gap "
                 f"{100 * se:.2f}: " + ("within twice it, no optimism measurable at this size)" if abs(a - b) <= 2 * se
@@ -254,7 +255,7 @@ def coverage_frame(records: list[dict]) -> pd.DataFrame:
     """Paper-profile runs stored (current configs only) out of those defined, per dataset and seed."""
     from dpnotes.experiments import resolve
 
-    stored = {r["id"] for r in records if r["spec"]["profile"] == "paper"}
+    stored = {Record.of(r).id for r in records if Record.of(r).profile == "paper"}
     rows = {}
     for config in sa.configs("paper"):
         ds = config["experiment"].split(".")[1]
@@ -276,11 +277,11 @@ def figure3(axes, records: list[dict], points: int = 80) -> list[str]:
     one line per seed, at most ``points`` points each. Returns the datasets drawn."""
     from dpnotes.experiments import current
 
-    paper = current([r for r in records if r["spec"]["profile"] == "paper"], sa.configs("paper"))
+    paper = current([r for r in records if Record.of(r).profile == "paper"], sa.configs("paper"))
     drawn = [ds for ds in sa.DATASETS if all(paper.get(sa.table3_run(ds, k)) for k in sa.TABLE3_SCHEME)]
     for (ax_loss, ax_acc), ds in zip(axes, drawn):
         for colour, (key, label) in zip(("C0", "C1", "C2", "C3"), FIG3_SCHEMES.items()):
-            for n, r in enumerate(sorted(paper[sa.table3_run(ds, key)], key=lambda r: r["spec"]["seed"])):
+            for n, r in enumerate(sorted(paper[sa.table3_run(ds, key)], key=lambda r: Record.of(r).seed)):
                 curve = sa.curve(r)
                 shown = curve[::max(1, len(curve) // points)] + curve[-1:]
                 eps = [sa.eps_paper(ds, p["accepted_steps"]) for p in shown]
