@@ -142,7 +142,6 @@ def test_reference_notebook_executed_cleanly_with_stable_checked_outputs(referen
 
 MAX_CELL_LINES = 6  # statements' lines per code cell, imports, comments and blank lines not counted
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
-THICK = {"dplis", "gdp", "sadpsgd"}  # chapters still holding a long cell (issue #32: to be thinned)
 
 
 def cell_lines(source: str) -> int:
@@ -190,9 +189,7 @@ def test_notebook_uses_no_private_name(path):
     assert not found, f"{path.name} reaches into private names {sorted(found)}: call the report module instead"
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(
-    p.stem in THICK, reason="chapter not thinned yet (issue #32)", strict=True)) for p in NOTEBOOKS],
-    ids=lambda p: p.stem)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
 def test_every_notebook_cell_is_a_short_library_call(path):
     long = [f"{cell_lines(s)} lines: {s.strip().splitlines()[0][:60]}" for s in code_cells(path)
             if cell_lines(s) > MAX_CELL_LINES]

@@ -51,7 +51,8 @@ def test_gain_over_hf_reads_a_lost_seed_as_unpaired():
 
 
 def _dpis_epochs(capped: int) -> list[dict]:
-    return [{"epoch": e, "test_acc": 0.9, "wall_s": 2.0, "dpis_drawn": 60000, "dpis_capped_draws": capped if e == 2 else 0,
+    return [{"epoch": e, "test_acc": 0.9, "wall_s": 2.0, "dpis_drawn": 60000,
+             "dpis_capped_draws": capped if e == 2 else 0,
              "dpis_min_margin": 1.5 - e, "dpis_sigma_g": 3.0 - 0.5 * e} for e in (1, 2)]
 
 

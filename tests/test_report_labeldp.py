@@ -62,7 +62,8 @@ def test_table4_points_are_our_seeds_per_cell():
 def test_split_grid_needs_every_fraction_of_a_data_set():
     lp = {"lp_mst": {"k_bar": [3, 2], "test_top_k_bar_acc": [0.99, 0.98]}}
     jax = X._jax_row(X.SPLIT_EPSILON)[2]  # the fraction of the JAX code: its run is Table 4's
-    names = [("table4.mnist.lp_2st.eps2" if f == jax else f"appe.mnist.lp_2st.eps2.split{f:g}") for f in X.SPLIT_FRACTIONS]
+    names = [("table4.mnist.lp_2st.eps2" if f == jax else f"appe.mnist.lp_2st.eps2.split{f:g}")
+             for f in X.SPLIT_FRACTIONS]
     stored = [for_config(X, n, 0, test_acc=0.9 + i / 100, final=lp) for i, n in enumerate(names)]
     f = report.split_grid(stored)
     assert list(f.data) == ["mnist"] and [r["split"] for r in f.data["mnist"]] == list(X.SPLIT_FRACTIONS)

@@ -68,9 +68,9 @@ def implied_batch(fig1: Figure1) -> Finding:
     tb = X.TRAMER_BONEH["fashion-mnist"]["batch_size"]
     return Finding(
         f"**Figure 1 implies b = {b_implied}, not Tramèr & Boneh's {tb}.** DP-SGD at the printed "
-        f"sigma = {sig.value} for {X.FIG1C_EPOCHS} epochs spends eps = {row.eps_at_printed_sigma:.2f} at b = {b_implied}, "
-        f"within the budget of 4, but eps = {batches.loc[tb].eps_at_printed_sigma:.1f} at b = {tb}; the sigma that meets "
-        f"eps = 4 prints as the paper's only at b = {b_implied} ({row.sigma_for_eps:.4f}; "
+        f"sigma = {sig.value} for {X.FIG1C_EPOCHS} epochs spends eps = {row.eps_at_printed_sigma:.2f} at b = "
+        f"{b_implied}, within the budget of 4, but eps = {batches.loc[tb].eps_at_printed_sigma:.1f} at b = {tb}; the "
+        f"sigma that meets eps = 4 prints as the paper's only at b = {b_implied} ({row.sigma_for_eps:.4f}; "
         f"{batches.loc[tb].sigma_for_eps:.3f} at b = {tb}). "
         "The batch size and the epochs are ours (derived and read off the figure), so the claim stays not run.",
         {"b_implied": b_implied, "tramer_boneh_b": tb})
@@ -93,9 +93,9 @@ def gain_over_hf(stored: list[dict]) -> Finding:
         + ", ".join(f"{r['ours_gain']:+.2f}" + (f" (sd {r['ours_sd']:.2f})" if r["ours_sd"] is not None else "")
                     + f" points on {r['cell']} (paper {r['paper_gain']:+.1f})" for r in g)
         + f": {'the same sign in every cell' if same else 'the sign differs in some cell'}, "
-        f"{100 * min(ratio):.0f}-{100 * max(ratio):.0f}% of the paper's gain. Both methods use the same ScatterNet CNN, "
-        "batch, learning rate, clip and epochs (ours; the paper prints no epochs), so any tuning the paper did per "
-        "method is in neither of our numbers.", g)
+        f"{100 * min(ratio):.0f}-{100 * max(ratio):.0f}% of the paper's gain. Both methods use the same ScatterNet "
+        "CNN, batch, learning rate, clip and epochs (ours; the paper prints no epochs), so any tuning the paper did "
+        "per method is in neither of our numbers.", g)
 
 
 def lemma31_in_runs(stored: list[dict]) -> Finding:
@@ -118,7 +118,8 @@ def lemma31_in_runs(stored: list[dict]) -> Finding:
         + f"Cost: {costs.grads_per_epoch_over_n.min():.2f}-{costs.grads_per_epoch_over_n.max():.2f} N per-example "
         f"gradients per epoch at k = {costs.k.iloc[0]:g} (a norm pass over every record plus one per first-stage draw: "
         "(k+1)N in expectation, where Section 3.4 says k times DP-SGD's N)"
-        + (f"; the wall time per epoch is {costs.wall_per_epoch_vs_hf.min():.1f}-{costs.wall_per_epoch_vs_hf.max():.1f}x "
+        + (f"; the wall time per epoch is "
+           f"{costs.wall_per_epoch_vs_hf.min():.1f}-{costs.wall_per_epoch_vs_hf.max():.1f}x "
            "DP-SGD-HF's on the same device." if costs.wall_per_epoch_vs_hf.notna().all() else "."))
     return Finding(text, costs, (tables.table(costs.drop(columns=["capped_epochs"]), decimals=3),))
 
@@ -138,17 +139,18 @@ def features_confound(stored: list[dict]) -> Finding:
     """How much of DPIS's gain over raw-pixel DP-SGD the ScatterNet features alone give."""
     fs = pd.DataFrame(X.features_share())
     rg = pd.DataFrame(X.raw_gaps(stored))
-    text = (f"**The features confound.** In Table 3, DPIS and DP-SGD-HF train on ScatterNet features, DP-SGD, DP-SGD-TS "
-            f"and DP-SGD-Decay on raw pixels. Of DPIS's gain over raw-pixel DP-SGD, the features alone (DP-SGD-HF) give "
-            f"{100 * fs.features_share.min():.0f}-{100 * fs.features_share.max():.0f}% on MNIST and Fashion-MNIST (the "
-            f"paper's own numbers, {len(fs)} cells): the like-for-like comparison is DPIS against DP-SGD-HF.")
+    text = (f"**The features confound.** In Table 3, DPIS and DP-SGD-HF train on ScatterNet features, DP-SGD, "
+            "DP-SGD-TS and DP-SGD-Decay on raw pixels. Of DPIS's gain over raw-pixel DP-SGD, the features alone "
+            f"(DP-SGD-HF) give {100 * fs.features_share.min():.0f}-{100 * fs.features_share.max():.0f}% on MNIST and "
+            f"Fashion-MNIST (the paper's own numbers, {len(fs)} cells): the like-for-like comparison is DPIS against "
+            "DP-SGD-HF.")
     if rg.empty:
         return Finding(text + " Our raw-pixel baselines are not all stored yet.", {"paper": fs, "ours": rg})
     share = rg["ours: features share"]
     text += (f" In our runs ({len(rg)} cells, one seed; the baselines' b, lr, C and epochs are ours), DPIS is "
              f"{rg['ours: DPIS - DP-SGD'].min():+.2f} to {rg['ours: DPIS - DP-SGD'].max():+.2f} points above raw-pixel "
-             f"DP-SGD (paper: {rg['paper: DPIS - DP-SGD'].min():+.2f} to {rg['paper: DPIS - DP-SGD'].max():+.2f}) and the "
-             f"features alone give {100 * share.min():.0f}-{100 * share.max():.0f}% of that gap.")
+             f"DP-SGD (paper: {rg['paper: DPIS - DP-SGD'].min():+.2f} to {rg['paper: DPIS - DP-SGD'].max():+.2f}) and "
+             f"the features alone give {100 * share.min():.0f}-{100 * share.max():.0f}% of that gap.")
     return Finding(text, {"paper": fs, "ours": rg}, (tables.table(rg, decimals=2),))
 
 
@@ -165,10 +167,11 @@ def decay_activation(stored: list[dict]) -> Finding:
     da = pd.DataFrame(X.decay_activation(stored))
     printed = printed_decay_cells()
     text = ("**The paper's DP-SGD-Decay behaves like DP-SGD-TS.** In the cells we run, the printed Decay accuracy is "
-            f"{(printed.dpsgd_decay - printed.dpsgd_ts).min():+.1f} to {(printed.dpsgd_decay - printed.dpsgd_ts).max():+.1f} "
+            f"{(printed.dpsgd_decay - printed.dpsgd_ts).min():+.1f} to "
+            f"{(printed.dpsgd_decay - printed.dpsgd_ts).max():+.1f} "
             f"points from TS's and {(printed.dpsgd_decay - printed.dpsgd).min():+.1f} to "
-            f"{(printed.dpsgd_decay - printed.dpsgd).max():+.1f} above DP-SGD's. Section 5.1 names ReLU for Decay only on "
-            "IMDb; our Table 3 cells use ReLU on images too, with the rate at the top of the printed range.")
+            f"{(printed.dpsgd_decay - printed.dpsgd).max():+.1f} above DP-SGD's. Section 5.1 names ReLU for Decay "
+            "only on IMDb; our Table 3 cells use ReLU on images too, with the rate at the top of the printed range.")
     if da.empty:
         return Finding(text + " The tanh probe is not stored yet.", {"printed": printed, "ours": da})
     text += (f" Ours with ReLU is {da['ours ReLU: Decay - DP-SGD'].min():+.2f} to "
@@ -200,8 +203,9 @@ def ac_statistic(stored: list[dict]) -> Finding:
                     "runs.", acr)
     orders = "-".join(dict.fromkeys(f"{a:g}" for a in (acr.order.min(), acr.order.max())))
     return Finding(_AC_READINGS + f" Its cost is small either way at Table 2's sigma_K: in our {len(acr)} DPIS+AC runs "
-                   f"the {acr.releases.iloc[0]} releases add RDP {acr.rdp_full_sum.max():.2g} at the order that sets eps "
-                   f"(alpha = {orders}) as we charge them, {acr.rdp_subsampled.max():.2g} under Eq. 19's charge.", acr)
+                   f"the {acr.releases.iloc[0]} releases add RDP {acr.rdp_full_sum.max():.2g} at the order that sets "
+                   f"eps (alpha = {orders}) as we charge them, {acr.rdp_subsampled.max():.2g} under Eq. 19's "
+                   "charge.", acr)
 
 
 def phase2(fig1: Figure1) -> Finding:
@@ -219,8 +223,8 @@ def phase2(fig1: Figure1) -> Finding:
         f"**With Table 2's a_E = {fmnist_ae:g} for Fashion-MNIST there is no phase 2.** At a constant ratio r = 0.5, "
         f"a_E = {mnist_ae:g} drops sigma_G from {p1:.3f} to {p2:.3f} ({100 * (1 - p2 / p1):.0f}%) when phase 2 starts, "
         f"as Section 4.2 describes; with a_E = {fmnist_ae:g} sigma_G decreases slowly and drops only at the last epoch "
-        f"({q1:.3f} to {q2:.3f}), since the unspent worst-case reserve is released there. Figure 1 (Fashion-MNIST) shows "
-        "the drop the text attributes to phase 2, so it was probably not run with Table 2's a_E.",
+        f"({q1:.3f} to {q2:.3f}), since the unspent worst-case reserve is released there. Figure 1 (Fashion-MNIST) "
+        "shows the drop the text attributes to phase 2, so it was probably not run with Table 2's a_E.",
         {"mnist": (p1, p2), "fmnist_last": (q1, q2)})
 
 
@@ -241,8 +245,8 @@ def precondition() -> Finding:
         f"(MNIST), {need['fmnist']:.3f} C (Fashion-MNIST) and {need['cifar10']:.3f} C (CIFAR-10) for the whole run; on "
         "CIFAR-10 this very likely fails, and then a capped draw is a step Lemma 3.1 does not cover. Our method counts "
         "capped draws every step (`dpis_capped_draws`, `dpis_min_margin` in each epoch record) and either refuses "
-        "(`on_capped='refuse'`, the default) or charges the step as a plain subsampled Gaussian with rate min(1, bC/K~) "
-        "and multiplier sigma_G/r (`'dpsgd'`). With single-stage sampling Eq. 12's floor already keeps every "
+        "(`on_capped='refuse'`, the default) or charges the step as a plain subsampled Gaussian with rate min(1, "
+        "bC/K~) and multiplier sigma_G/r (`'dpsgd'`). With single-stage sampling Eq. 12's floor already keeps every "
         f"probability at most 1: {at_floor} capped draws at the floor K~ = bC + xi, {with_k} of 1000 with k = {k:g} "
         "(all norms at C = 0.1, b = 64).", pre, (tables.table(pre, decimals=4),))
 
@@ -252,12 +256,13 @@ def eq11_placement(fig1: Figure1) -> Finding:
     e11 = X.eq11_cost(fig1.b)
     return Finding(
         "**Eq. 11's noise placement.** Eq. 11 adds noise sigma_K C after scaling the subsample's norm sum by 1/p_K, "
-        "so the noisy quantity has sensitivity C/p_K; Eq. 19 charges multiplier sigma_K as if the noise were added before "
-        f"the scaling. We charge multiplier sigma_K p_K = {e11['multiplier_ours']:g} instead of "
+        "so the noisy quantity has sensitivity C/p_K; Eq. 19 charges multiplier sigma_K as if the noise were added "
+        f"before the scaling. We charge multiplier sigma_K p_K = {e11['multiplier_ours']:g} instead of "
         f"{e11['multiplier_eq19']:g} (Figure 1c's setting, b = {fig1.b}). The cost is negligible there: with every "
-        f"ratio 1, sigma_G is {e11['sigma_g_ours']:.4f} under our charge, {e11['sigma_g_ours'] - e11['sigma_g_eq19']:.0e} "
-        f"above Eq. 19's and {e11['sigma_g_ours'] - e11['sigma_dpsgd_same_steps']:.0e} above DP-SGD's without the N~ and "
-        "K~ releases.", e11)
+        f"ratio 1, sigma_G is {e11['sigma_g_ours']:.4f} under our charge, "
+        f"{e11['sigma_g_ours'] - e11['sigma_g_eq19']:.0e} above Eq. 19's and "
+        f"{e11['sigma_g_ours'] - e11['sigma_dpsgd_same_steps']:.0e} above DP-SGD's without the N~ "
+        "and K~ releases.", e11)
 
 
 def line32_vs_eq7() -> Finding:
@@ -269,7 +274,8 @@ def line32_vs_eq7() -> Finding:
         "its draw probability b p; Eq. 7 and Lemma 3.1's proof use 1/(N~ p). On 1,000 synthetic clipped gradients "
         f"(b = 64, exact expectations): Eq. 7's terms have norm {l32['term_norm_eq7']:.4f} = K~/N~ and its estimate is "
         f"unbiased (error {bias}); line 32's terms have norm {l32['term_norm_line32']:.5f} and its estimate is "
-        f"{l32['ratio_line32']:.5f} (= 1/b) of the mean gradient, under the same noise sigma_G C / b. We implement Eq. 7.",
+        f"{l32['ratio_line32']:.5f} (= 1/b) of the mean gradient, under the same noise sigma_G C / b. We implement "
+        "Eq. 7.",
         l32)
 
 
@@ -299,7 +305,8 @@ def sampling_figure():
     for r in (1.0, 0.5, 0.2, 0.1):
         ax.plot(g, b * g / (r * n), label=f"DPIS, r = {r:g}")
     r_min = k * b / n
-    ax.plot(g, b * g / (r_min * n), ":", color="gray", label=f"r = k b/N = {r_min:.3f}: the first stage reaches 1 at g = C")
+    ax.plot(g, b * g / (r_min * n), ":", color="gray", label=f"r = k b/N = {r_min:.3f}: the first stage reaches 1 at "
+                                                             "g = C")
     ax.set(xlabel="clipped gradient norm / C", ylabel="probability of entering a step's batch", yscale="log",
            ylim=(1e-4, 1))
     ax.legend(loc="lower right")
@@ -399,7 +406,7 @@ def sigma_figure(stored: list[dict]) -> Finding:
     ax.legend()
     return Finding("", traj, (tables.figure(
         fig, number="Figure 1 (paper) / ours, from runs",
-        caption="The noise multiplier σ_G per epoch of our Table 3 DPIS runs (mean over seeds): what Figure 1 plots and "
-                "Section 4.2's noise drop measures.",
+        caption="The noise multiplier σ_G per epoch of our Table 3 DPIS runs (mean over seeds): what Figure 1 plots "
+                "and Section 4.2's noise drop measures.",
         alt="Line plot of the noise multiplier against the epoch for four DPIS runs, MNIST and Fashion-MNIST at two "
             "budgets each, all falling as training proceeds."),))

@@ -554,3 +554,13 @@ def findings_markdown(*, store=None, tight: bool = True) -> str:
     """:func:`findings` as a markdown list, headed by the verdict counts."""
     items = findings(store=store, tight=tight)
     return "\n".join([f"Verdicts: {summary_line(store=store)}.", ""] + [f"- {f['text']}" for f in items])
+
+
+def store_counts(records: list[dict]):
+    """How many records the store holds per profile, as a table."""
+    import pandas as pd
+
+    from dpnotes.report import tables
+
+    counts = pd.Series([Record.of(r).profile for r in records], dtype=object).value_counts()
+    return tables.table(pd.DataFrame({"profile": counts.index, "records in the store": counts.values}))

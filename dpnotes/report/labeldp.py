@@ -48,8 +48,8 @@ def recipe(stored: list[dict]) -> Finding:
         aug, alpha = sel["best"][d]
         best = rows[(d, aug, alpha)]
         parts.append(f"{_dataset_name(d)}: App. B's augmentations with mixup alpha 4 "
-                     f"give {paper_row['eps 1']:.1f}% at eps 1 and {paper_row['eps inf']:.1f}% without noise, the chosen "
-                     f"{aug!r} with alpha {alpha:g} {best['eps 1']:.1f}% and {best['eps inf']:.1f}%")
+                     f"give {paper_row['eps 1']:.1f}% at eps 1 and {paper_row['eps inf']:.1f}% without noise, the "
+                     f"chosen {aug!r} with alpha {alpha:g} {best['eps 1']:.1f}% and {best['eps inf']:.1f}%")
     return Finding(
         "**On held-out images, App. B's recipe is not the best for the small CNN.** " + "; ".join(parts)
         + f". The recipe is tuned for the paper's simplified Inception network; ours is a two-convolution CNN "
@@ -63,9 +63,9 @@ def jax_off_by_one() -> Finding:
     """The authors' JAX code picks k* with an off-by-one denominator; how often it matters."""
     j = X.jax_off_by_one()
     return Finding(
-        f"**The authors' JAX code picks k\\* with the denominator of k - 1.** Its score for the top-m set is the "
-        f"prior mass over 1 + (m - 2) e^-eps instead of Algorithm 2's 1 + (m - 1) e^-eps, which inflates small m "
-        f"(m = 1 gets 1 - e^-eps). Sampling is still the correct RRTop-k\\*, so privacy is unaffected, but on "
+        "**The authors' JAX code picks k\\* with the denominator of k - 1.** Its score for the top-m set is the "
+        "prior mass over 1 + (m - 2) e^-eps instead of Algorithm 2's 1 + (m - 1) e^-eps, which inflates small m "
+        "(m = 1 gets 1 - e^-eps). Sampling is still the correct RRTop-k\\*, so privacy is unaffected, but on "
         f"{j['n']} random priors (K in 2..10, eps in {{0.5, 1, 2, 4, 8}}, seeded) the JAX k\\* differs from Algorithm "
         f"2's in {j['differ']}, always smaller ({j['smaller']} of {j['differ']}), and loses up to {j['max_loss']:.3f} "
         "of P[correct]. The JAX repository's reference accuracies therefore come from a slightly different mechanism "
@@ -76,12 +76,12 @@ def lp_scaling() -> Finding:
     """LP1 at large eps needs its DP rows scaled for HiGHS to reach the optimum."""
     s = X.lp_scaling_check()
     return Finding(
-        f"**LP1 needs scaling at large eps.** Written as M[y, o] - e^eps M[y', o] <= 0, the LP has coefficients "
-        f"near -3000 at eps = 8, and HiGHS (default tolerances) stops below the optimum: on {s['unscaled']['n']} random "
-        f"priors at eps = 8, K = 8-10, {s['unscaled']['short']} optima fall short of RRWithPrior's closed form, by up to "
-        f"{s['unscaled']['max_shortfall']:.1e}. That would not contradict Theorem 3 (the LP stays below the bound) but "
-        f"would hide whether the LP attains it. Dividing each DP row by e^eps removes the shortfall "
-        f"({s['scaled']['short']} of {s['scaled']['n']} short, largest {s['scaled']['max_shortfall']:.0e}); "
+        "**LP1 needs scaling at large eps.** Written as M[y, o] - e^eps M[y', o] <= 0, the LP has coefficients "
+        f"near -3000 at eps = 8, and HiGHS (default tolerances) stops below the optimum: on {s['unscaled']['n']} "
+        f"random priors at eps = 8, K = 8-10, {s['unscaled']['short']} optima fall short of RRWithPrior's closed "
+        f"form, by up to {s['unscaled']['max_shortfall']:.1e}. That would not contradict Theorem 3 (the LP stays "
+        "below the bound) but would hide whether the LP attains it. Dividing each DP row by e^eps removes the "
+        f"shortfall ({s['scaled']['short']} of {s['scaled']['n']} short, largest {s['scaled']['max_shortfall']:.0e}); "
         "`optimal_randomizer` now solves the scaled LP.", s)
 
 
@@ -95,7 +95,8 @@ def column_budgets() -> Finding:
         "Evidence for Table 1 exists outside the paper: the authors' JAX README quotes Table 1's LP-2ST accuracies "
         f"{', '.join(c.value for c in cols)} as its eps = 1, 2, 4 and 8 rows, i.e. columns 1, 2, 4 and 6, and the "
         "pre-trained DP-SGD row matches Abadi et al. at eps 2, 4, 8 and non-private (last column: infinity). The "
-        "registry holds these as inferred settings (columns " + ", ".join(f"{i}: eps {e:g}" for i, e in inferred.items())
+        "registry holds these as inferred settings (columns "
+        + ", ".join(f"{i}: eps {e:g}" for i, e in inferred.items())
         + ", 7: non-private), apart from the lost headers themselves; columns 3 and 5 (between 2 and 4, and 4 and 8) "
           "stay unknown. Table 4's columns are read as eps 1, 2, 3, 4 and infinity, from Table 5 of the same appendix.",
         inferred)
@@ -182,7 +183,8 @@ def mechanism_table(curves: dict):
     eps = np.array(X.FIGURE_EPSILONS)
     idx = [int(np.argmin(abs(eps - e))) for e in (1.0, 2.0, 4.0, 8.0)]
     return tables.table(
-        pd.DataFrame({(name, q): [c[q][i] for i in idx] for name, c in curves.items() for q in ("k_star", "rr_with_prior")}
+        pd.DataFrame({(name, q): [c[q][i] for i in idx]
+                      for name, c in curves.items() for q in ("k_star", "rr_with_prior")}
                      | {("any", "rr"): [curves["uniform"]["rr"][i] for i in idx]},
                      index=pd.Index([round(float(eps[i]), 2) for i in idx], name="ε")), decimals=4)
 
@@ -277,8 +279,8 @@ def table4_figure(stored: list[dict]):
     return tables.figure(
         fig, number="Table 4 (paper) / ours",
         caption="Test accuracy of LP-1ST and LP-2ST against the label ε (column headers inferred), MNIST above and "
-                "Fashion-MNIST below: the paper's value as a cross, each of our seeds as a dot; ours use a small CNN in "
-                "place of the paper's Inception network.",
+                "Fashion-MNIST below: the paper's value as a cross, each of our seeds as a dot; ours use a small CNN "
+                "in place of the paper's Inception network.",
         alt="Two dot plots of test accuracy per label epsilon for LP-1ST and LP-2ST, crosses for the paper and dots "
             "for our seeds.")
 
@@ -302,12 +304,12 @@ def split_grid(stored: list[dict]) -> Finding:
     fig.tight_layout()
     figure = tables.figure(
         fig, number="Figures 4-5 (paper, CIFAR-10) / ours (MNIST, Fashion-MNIST)",
-        caption="LP-2ST at ε = 2 with stage-1 fractions 0.3 to 0.8: final test accuracy against the fraction (left) and "
-                "against the stage-1 model's top-k̄ test accuracy (right); one seed, the small CNN.",
+        caption="LP-2ST at ε = 2 with stage-1 fractions 0.3 to 0.8: final test accuracy against the fraction (left) "
+                "and against the stage-1 model's top-k̄ test accuracy (right); one seed, the small CNN.",
         alt="Two line plots with one line per data set: final accuracy against the stage-1 fraction, and against the "
             "stage-1 top-k accuracy.")
-    table = tables.table(pd.DataFrame([{**r, "dataset": d} for d, rows in grid.items() for r in rows]).drop(columns="id"),
-                         decimals=2)
+    frame = pd.DataFrame([{**r, "dataset": d} for d, rows in grid.items() for r in rows])
+    table = tables.table(frame.drop(columns="id"), decimals=2)
     return Finding("", grid, (figure, table))
 
 
