@@ -564,8 +564,8 @@ def _table9_claims(paper: dict) -> list[Measurement]:
             sh = [Record.of(r).metric("analysis")["sharpness"] for r in rs]
             out.append(measurement.training(
                 cid, [v["sharpness"] for v in sh], [Record.of(r).id for r in rs],
-                f"the eps-1.99 model ({len(Record.of(rs[0]).epochs)} epochs; the paper does not say which checkpoint Table 9 "
-                f"measures); L-BFGS-B, at most {sh[0]['maxiter']} iterations ({sh[0]['evaluations']} loss "
+                f"the eps-1.99 model ({len(Record.of(rs[0]).epochs)} epochs; the paper does not say which checkpoint "
+                f"Table 9 measures); L-BFGS-B, at most {sh[0]['maxiter']} iterations ({sh[0]['evaluations']} loss "
                 f"evaluations), on {sh[0]['examples']:,} fixed training examples (ours); loss {sh[0]['loss']:.4f} -> "
                 f"{sh[0]['max_loss']:.4f}" + (f"; the box's gradient-sign corner alone gives {sh[0]['corner_sharpness']:.4g}"
                                              if "corner_sharpness" in sh[0] else "")))

@@ -542,7 +542,8 @@ def _table3_claims(paper: dict[str, list[dict]]) -> list[Measurement]:
                     if key == "s":
                         out.append(measurement.missing(cid, "SA-DPSGD's runs end at eps 3; the claim is about eps <= 6"))
                         continue
-                    never = all(h is None and Record.of(r).metric("stopped_by") == "target_epsilon" for r, h in zip(runs, hits))
+                    never = all(h is None and Record.of(r).metric("stopped_by") == "target_epsilon"
+                                for r, h in zip(runs, hits))
                     out.append(measurement.statement(cid, never, detail, "every run ends at its eps 6 budget without "
                                                      "reaching the level", ids, len(runs)))
                     continue
