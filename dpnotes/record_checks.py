@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dpnotes.record import Record
 from dpnotes.spec import RunSpec
 
 RECORD_FIELDS = ("id", "spec", "epochs", "final", "privacy", "provenance")
@@ -149,9 +150,9 @@ def scan(root: Path, paper: str | None = None, profile: str | None = None, *, ca
         if reason is None:
             out.records.append(record)
             if not sealed:
-                s = record["spec"]
-                out.unsealed.append({"path": rel, "paper": s["paper"], "profile": s["profile"], "id": record["id"],
-                                     "experiment": s["experiment"], "seed": s["seed"]})
+                r = Record.of(record)
+                out.unsealed.append({"path": rel, "paper": r.paper, "profile": r.profile, "id": r.id,
+                                     "experiment": r.experiment, "seed": r.seed})
         else:
             out.excluded.append({"path": rel, "paper": path.parent.parent.name, "profile": path.parent.name,
                                  "id": path.stem, "reason": reason})

@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from dpnotes import executors, experiments, validate
 from dpnotes.executors.local import execute, resolve_device  # noqa: F401  (the runner's API)
+from dpnotes.record import Record
 from dpnotes.results import PROFILES, Store
 from dpnotes.spec import RunSpec
 
@@ -47,10 +48,9 @@ def specs(paper: str, profile: str, only: str | None = None, seeds=None) -> list
 
 def finished_line(record: dict) -> str:
     """One line saying which run finished, its test accuracy (if it has one) and its wall time."""
-    spec, final = record["spec"], record["final"]
-    acc = f"  test_acc {final['test_acc']:.4f}" if isinstance(final.get("test_acc"), float) else ""
-    return (f"done {record['id']}  {spec['experiment']}  seed={spec['seed']}{acc}  "
-            f"{record['provenance']['wall_time_s']:.1f} s")
+    r = Record.of(record)
+    acc = f"  test_acc {r.test_acc:.4f}" if isinstance(r.metric_or("test_acc"), float) else ""
+    return f"done {r.id}  {r.experiment}  seed={r.seed}{acc}  {r.wall_time_s:.1f} s"
 
 
 def run_paper(paper: str, profile: str = "quick", *, only: str | None = None, seeds=None, device: str = "cpu",
@@ -93,8 +93,8 @@ def stale(paper: str, store: Store | None = None) -> list[dict]:
             wanted.setdefault((profile, spec.experiment, spec.seed), set()).add(spec.id)
     out = []
     for record in store.records(paper):
-        s = record["spec"]
-        ids = wanted.get((s["profile"], s["experiment"], s["seed"]))
+        r = Record.of(record)
+        ids = wanted.get((r.profile, r.experiment, r.seed))
         if ids is not None and record["id"] not in ids:
             out.append(record)
     return out

@@ -22,7 +22,7 @@ ROOT = PACKAGE.name
 # Top-level parts of dpnotes, low to high: a module may import its own layer or lower ones.
 # Parts not written yet (ledger, methods, spec) have their place already.
 LAYERS = (
-    ("validate", "atomic", "jsonio"),
+    ("validate", "atomic", "jsonio", "record"),  # record: the typed view of a run record
     ("claims", "ledger"),
     ("accounting", "mechanisms"),
     ("data", "models"),

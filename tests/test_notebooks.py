@@ -134,3 +134,63 @@ def test_reference_notebook_executed_cleanly_with_stable_checked_outputs(referen
                      for c in checked for o in c.outputs)
     assert not re.search(r"/(tmp|work|home|root)/|\d{4}-\d\d-\d\dT\d\d:\d\d", text), (
         "a checked output holds a path or a timestamp, which differs from run to run")
+
+
+# --------------------------------------------------------------------------------------
+# Thin chapters: every code cell is a short library call, and no notebook reaches into a
+# private name (the findings live in dpnotes.report.<paper>, unit-tested there).
+
+MAX_CELL_LINES = 6  # statements' lines per code cell, imports, comments and blank lines not counted
+NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
+
+
+def cell_lines(source: str) -> int:
+    """Lines of a code cell that are not blank, not comments and not part of an import statement."""
+    import ast
+
+    tree = ast.parse(source)
+    imports = {n for node in ast.walk(tree) if isinstance(node, (ast.Import, ast.ImportFrom))
+               for n in range(node.lineno, node.end_lineno + 1)}
+    return sum(1 for n, line in enumerate(source.splitlines(), 1)
+               if line.strip() and not line.strip().startswith("#") and n not in imports)
+
+
+def private_names(source: str) -> list[str]:
+    """Private names a cell uses: ``x._name`` attributes and ``from x import _name`` / ``import _x``."""
+    import ast
+
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            out.append(f".{node.attr}")
+        elif isinstance(node, ast.ImportFrom):
+            out += [f"{'.' * node.level}{node.module or ''}.{a.name}" for a in node.names
+                    if a.name.startswith("_") or any(p.startswith("_") for p in (node.module or "").split("."))]
+        elif isinstance(node, ast.Import):
+            out += [a.name for a in node.names if any(p.startswith("_") for p in a.name.split("."))]
+    return out
+
+
+def code_cells(path: Path) -> list[str]:
+    return [c.source for c in read(path).cells if c.cell_type == "code"]
+
+
+def test_the_checks_see_a_long_cell_and_a_private_name():
+    assert cell_lines("import numpy as np\nfrom a import (b,\n    c)\n\n# note\nx = 1\ny = np.f(x)") == 2
+    assert cell_lines("\n".join(f"x{i} = {i}" for i in range(MAX_CELL_LINES + 1))) > MAX_CELL_LINES
+    assert sorted(private_names("X._table3_cells()\nfrom a.b import _c\nimport a._b\nx.__class__")) == [
+        "._table3_cells", "a._b", "a.b._c"]
+    assert private_names("report.findings(stored).show()\nfrom dpnotes.report import dpis") == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_uses_no_private_name(path):
+    found = {name for source in code_cells(path) for name in private_names(source)}
+    assert not found, f"{path.name} reaches into private names {sorted(found)}: call the report module instead"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_every_notebook_cell_is_a_short_library_call(path):
+    long = [f"{cell_lines(s)} lines: {s.strip().splitlines()[0][:60]}" for s in code_cells(path)
+            if cell_lines(s) > MAX_CELL_LINES]
+    assert not long, f"{path.name}: cells over {MAX_CELL_LINES} lines (move the logic to dpnotes.report): {long}"

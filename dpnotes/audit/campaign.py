@@ -30,6 +30,7 @@ import time
 from functools import lru_cache
 
 from dpnotes import claims, validate
+from dpnotes.record import add_final
 from dpnotes.results import PROFILES
 
 TITLE = ("Auditing the implementations: white-box one-run audits (Steinke, Nasr, Jagielski, NeurIPS 2023) "
@@ -146,8 +147,7 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
     train_data, test_data = load(spec.subset)
     out, observer, included = audited_train(spec, train_data, test_data, device=device, progress=progress,
                                             checkpoint=checkpoint)
-    out["final"]["audit"] = audit_summary(observer.scores(), included, out["privacy"]["delta"])
-    return out
+    return add_final(out, audit=audit_summary(observer.scores(), included, out["privacy"]["delta"]))
 
 
 def audit_summary(scores: dict, included, delta: float) -> dict:

@@ -1,7 +1,7 @@
 """The audit chapter's tables and figure, from run records of the ``audit`` study only.
 
 No number here is typed in: accountant eps come from each record's ledger pricing, lower bounds
-from its ``final["audit"]`` (:func:`dpnotes.audit.campaign.audit_summary`).
+from its final metric ``audit`` (:func:`dpnotes.audit.campaign.audit_summary`).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import pandas as pd
 
 from dpnotes.audit import campaign
 from dpnotes.audit.mechanisms import gaussian_audit, label_randomizer_audit
+from dpnotes.record import Record
 
 TIGHT = "pld"
 
@@ -20,18 +21,18 @@ def records(profile: str, store=None) -> list[dict]:
     from dpnotes.results import Store
 
     ids = {experiments.resolve(c).id for c in campaign.configs(profile)}
-    return [r for r in (store or Store()).records(campaign.STUDY, profile) if r["id"] in ids]
+    return [r for r in (store or Store()).records(campaign.STUDY, profile) if Record.of(r).id in ids]
 
 
 def campaign_frame(recs: list[dict]) -> pd.DataFrame:
     """One row per audit run: method, target, accountant eps and the lower bounds."""
     rows = []
-    for r in recs:
-        eps, a = r["privacy"]["epsilon"], r["final"]["audit"]
-        rows.append({"method": r["spec"]["method"], "target eps": r["spec"]["analysis"]["target_epsilon"],
-                     "seed": r["spec"]["seed"], "eps (pld)": eps[TIGHT]["epsilon"], "eps (rdp)": eps["rdp"]["epsilon"],
-                     "eps (method's own)": next((eps[k]["epsilon"] for k in ("dpis", "sadpsgd-accepted-only")
-                                                 if k in eps), None),
+    for r in map(Record.of, recs):
+        a = r.metric("audit")
+        rows.append({"method": r.method, "target eps": r.analysis_spec["target_epsilon"],
+                     "seed": r.seed, "eps (pld)": r.epsilon(TIGHT), "eps (rdp)": r.epsilon("rdp"),
+                     "eps (method's own)": next((r.epsilon(k) for k in ("dpis", "sadpsgd-accepted-only")
+                                                 if k in r.accountants), None),
                      "one-run LB": a["one_run_llr"]["epsilon"], "f-DP one-run LB": a["one_run_fdp_llr"]["epsilon"],
                      "GDP estimate": a["gdp_estimate"], "canaries": a["m"]})
     cols = ["method", "target eps", "seed", "eps (pld)", "eps (rdp)", "eps (method's own)", "one-run LB",

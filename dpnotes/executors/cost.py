@@ -16,6 +16,7 @@ import statistics
 from collections.abc import Iterable
 from pathlib import Path
 
+from dpnotes.record import Record
 from dpnotes.results import Store
 from dpnotes.spec import RunSpec
 
@@ -36,13 +37,13 @@ def estimate(spec: RunSpec, records: Iterable[dict]) -> tuple[float | None, str]
     """``(seconds or None, basis)`` for one run of ``spec`` (see the module docstring)."""
     records = list(records)
     for basis, same in (("its record", lambda r: r["id"] == spec.id),
-                        ("same experiment", lambda r: r["spec"]["experiment"] == spec.experiment),
+                        ("same experiment", lambda r: Record.of(r).experiment == spec.experiment),
                         ("same model and method",
-                         lambda r: (r["spec"]["model"], r["spec"]["method"]) == (spec.model, spec.method))):
+                         lambda r: (Record.of(r).model, Record.of(r).method) == (spec.model, spec.method))):
         found = [r for r in records if same(r)]
         if found:
-            kinds = sorted({s["device"].split(":")[0] for r in found for s in r["provenance"].get("segments", [])})
-            return (statistics.median(r["provenance"]["wall_time_s"] for r in found),
+            kinds = sorted({d.split(":")[0] for r in found for d in Record.of(r).devices})
+            return (statistics.median(Record.of(r).wall_time_s for r in found),
                     f"{basis}, {len(found)} record(s)" + (f" on {'/'.join(kinds)}" if kinds else ""))
     return None, "no stored record to go by"
 

@@ -26,6 +26,7 @@ from pathlib import Path
 from dpnotes import experiments, provenance, validate
 from dpnotes.executors import DEVICES
 from dpnotes.executors.lock import run_lock
+from dpnotes.record import Record, assemble
 from dpnotes.results import Store, atomic_write_text
 from dpnotes.spec import RunSpec
 
@@ -112,18 +113,15 @@ def train_record(spec: RunSpec, *, device: str, checkpoints: Path, progress: boo
         raise
     segments.append(provenance.segment(state, device, started, time.perf_counter() - start))
     save(segments[-1])
-    return {
-        "id": spec.id, "spec": spec.to_dict(),
-        "epochs": out["epochs"], "final": out["final"], "privacy": out["privacy"],
-        "provenance": {"segments": segments, "wall_time_s": round(sum(s["wall_s"] for s in segments), 3),
-                       "dirty": any(s["dirty"] for s in segments), "finished": provenance.now()},
-    }
+    return assemble(spec.id, spec.to_dict(), out, {
+        "segments": segments, "wall_time_s": round(sum(s["wall_s"] for s in segments), 3),
+        "dirty": any(s["dirty"] for s in segments), "finished": provenance.now()})
 
 
-def store_record(store: Store, record: dict) -> None:
+def store_record(store: Store, finished: dict) -> None:
     """Store a finished run's record, then remove its checkpoints and segments file."""
-    store.put(record)
-    checkpoint, segments = _checkpoint_paths(store.root / ".checkpoints", RunSpec.from_dict(record["spec"]))
+    store.put(finished)
+    checkpoint, segments = _checkpoint_paths(store.root / ".checkpoints", RunSpec.from_dict(Record.of(finished).spec))
     for path in (*_checkpoint_files(checkpoint), segments):
         path.unlink(missing_ok=True)
 

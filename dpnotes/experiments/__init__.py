@@ -43,6 +43,7 @@ from types import ModuleType
 
 from dpnotes.claims import PAPERS
 from dpnotes import spec
+from dpnotes.record import Record, add_final
 
 
 STUDIES = {"audit": "dpnotes.audit.campaign"}  # run like a paper, records under results/<study>/
@@ -76,8 +77,8 @@ def current(records: list[dict], configs: list[dict]) -> dict[str, list[dict]]:
     ids = {resolve(c).id for c in configs}
     out: dict[str, list[dict]] = {}
     for r in records:
-        if r["id"] in ids:
-            out.setdefault(r["spec"]["experiment"], []).append(r)
+        if Record.of(r).id in ids:
+            out.setdefault(Record.of(r).experiment, []).append(r)
     return out
 
 
@@ -106,5 +107,5 @@ def train_spec(spec: spec.RunSpec, train_data, test_data, *, device: str, progre
         out = train(model, train_data, test_data, train_config, plugins=method.hooks(config) + tuple(extra_plugins),
                     progress=progress, checkpoint=checkpoint, validation_data=validation_data)
     if analyse is not None:
-        out["final"]["analysis"] = analyse(model)
+        add_final(out, analysis=analyse(model))
     return out

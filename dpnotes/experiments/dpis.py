@@ -43,6 +43,7 @@ from dpnotes.data.prepare import fixed_subset, unit_scale
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
 from dpnotes.methods import dpis as dpis_method, dpsgd_decay
+from dpnotes.record import Record
 from dpnotes.results import PROFILES
 
 TITLE = (
@@ -535,16 +536,16 @@ def _training_claims(records: list[dict]) -> list[Measurement]:
         if not runs:
             out.append(measurement.missing(cid, _ABLATION_RUN if experiment in ablation_runs else _PAPER_RUN))
             continue
-        detail = "; ".join(f"seed {r['spec']['seed']}: run {experiment}, {r['spec']['train']['epochs']} epochs (ours: "
-                           f"not printed), {sum(e.get('dpis_capped_draws', 0) for e in r['epochs'])} capped first-stage "
-                           "draws" for r in runs)
+        detail = "; ".join(f"seed {r.seed}: run {experiment}, {r.train['epochs']} epochs (ours: "
+                           f"not printed), {sum(e.get('dpis_capped_draws', 0) for e in r.epochs)} capped first-stage "
+                           "draws" for r in map(Record.of, runs))
         if cid.split(".")[1] in ("table5", "table6"):
             detail += ("; the table prints no eps: read as eps 1 (its values are close to Table 3's eps-1 column, "
                        "not equal on Fashion-MNIST)")
         if ".dpis_ac" in experiment:
             detail += (f"; lambda = {_s('table2.imdb.lambda'):g} (Table 2 prints it for IMDb only; the image tables' "
                        "lambda* are not printed) and the clip capped at lambda C* (ours; Eq. 17 has no cap)")
-        out.append(measurement.training(cid, [100 * r["final"]["test_acc"] for r in runs], [r["id"] for r in runs],
+        out.append(measurement.training(cid, [Record.of(r).accuracy() for r in runs], [Record.of(r).id for r in runs],
                                         detail))
     for cid, experiment in _table3_cells().items():
         runs = paper.get(experiment, [])
@@ -552,15 +553,15 @@ def _training_claims(records: list[dict]) -> list[Measurement]:
             out.append(measurement.missing(cid, _PAPER_RUN))
             continue
         detail = "; ".join(
-            f"seed {r['spec']['seed']}: {r['spec']['train']['epochs']} epochs (ours: not printed)"
-            + (f", {sum(e.get('dpis_capped_draws', 0) for e in r['epochs'])} capped first-stage draws"
-               if r["spec"]["method"] == "dpis" else "") for r in runs)
+            f"seed {r.seed}: {r.train['epochs']} epochs (ours: not printed)"
+            + (f", {sum(e.get('dpis_capped_draws', 0) for e in r.epochs)} capped first-stage draws"
+               if r.method == "dpis" else "") for r in map(Record.of, runs))
         if experiment.rsplit(".", 1)[1] in RAW_METHODS:
-            t = runs[0]["spec"]["train"]
+            t = Record.of(runs[0]).train
             detail += (f"; b {t['batch_size']}, lr {t['lr']:g}, C {t['clip']:g}, sigma {t['noise_multiplier']:g}"
-                       + (f" decaying by exp(-{DECAY_RATE:g} per epoch)" if runs[0]["spec"]["method"] == "dpsgd_decay"
+                       + (f" decaying by exp(-{DECAY_RATE:g} per epoch)" if Record.of(runs[0]).method == "dpsgd_decay"
                           else "") + " (not printed: Tramer & Boneh's end-to-end CNN settings, ours)")
-        out.append(measurement.training(cid, [100 * r["final"]["test_acc"] for r in runs], [r["id"] for r in runs],
+        out.append(measurement.training(cid, [Record.of(r).accuracy() for r in runs], [Record.of(r).id for r in runs],
                                         detail))
     return out
 
@@ -578,7 +579,7 @@ def _runs_of(paper: dict, experiments: dict[str, str]) -> dict[str, list[dict]] 
 
 
 def _mean_acc(runs: list[dict]) -> float:
-    return float(np.mean([100 * r["final"]["test_acc"] for r in runs]))
+    return float(np.mean([Record.of(r).accuracy() for r in runs]))
 
 
 def _ablation_statement(paper: dict, cid: str, table: str, values, holds, rule: str) -> Measurement:
@@ -594,7 +595,7 @@ def _ablation_statement(paper: dict, cid: str, table: str, values, holds, rule: 
         good, said = holds(acc)
         ok &= good
         parts.append(f"{d}: " + ", ".join(f"{v} {a:.2f}%" for v, a in acc.items()) + f" ({said})")
-        ids += [x["id"] for r in runs.values() for x in r]
+        ids += [Record.of(x).id for r in runs.values() for x in r]
         seeds.append(min(len(r) for r in runs.values()))
     return measurement.statement(cid, ok, "; ".join(parts), f"{rule} {_SCOPE}, eps 1", ids, min(seeds))
 
@@ -637,10 +638,10 @@ def table3_methods(paper: dict) -> dict[str, dict[str, float]] | None:
         by_cell.setdefault(cell, {})[tag] = paper.get(experiment, [])
     out = {}
     for cell, tags in by_cell.items():
-        seeds = set.intersection(*({r["spec"]["seed"] for r in runs} for runs in tags.values()))
+        seeds = set.intersection(*({Record.of(r).seed for r in runs} for runs in tags.values()))
         if not seeds:
             return None
-        out[cell] = {t: _mean_acc([r for r in runs if r["spec"]["seed"] in seeds]) for t, runs in tags.items()}
+        out[cell] = {t: _mean_acc([r for r in runs if Record.of(r).seed in seeds]) for t, runs in tags.items()}
     return out
 
 
@@ -653,11 +654,11 @@ def _section5_4(paper: dict) -> list[Measurement]:
     cells: dict[str, list[list[dict]]] = {}
     for experiment in _table3_cells().values():
         cells.setdefault(experiment.rsplit(".", 1)[0], []).append(paper[experiment])
-    paired = {c: set.intersection(*({r["spec"]["seed"] for r in rs} for rs in runs)) for c, runs in cells.items()}
-    ids = [r["id"] for c, runs in cells.items() for rs in runs for r in rs if r["spec"]["seed"] in paired[c]]
+    paired = {c: set.intersection(*({Record.of(r).seed for r in rs} for rs in runs)) for c, runs in cells.items()}
+    ids = [r.id for c, runs in cells.items() for rs in runs for r in map(Record.of, rs) if r.seed in paired[c]]
     seeds = min(len(s) for s in paired.values())  # the seeds each cell's means are paired over
     margin = {c: {m: a["dpis"] - a[m] for m in _COMPETITORS} for c, a in acc.items()}
-    by_seed = {e: {r["spec"]["seed"]: 100 * r["final"]["test_acc"] for r in paper[e]}
+    by_seed = {e: {r.seed: r.accuracy() for r in map(Record.of, paper[e])}
                for e in _table3_cells().values()}
     comparisons = []  # DPIS minus each competitor, per cell, over the seeds both have (paired)
     for c in acc:
@@ -679,7 +680,7 @@ def _section5_4(paper: dict) -> list[Measurement]:
                   f"and DP-SGD-TS {acc[c]['dpsgd_ts']:.2f}% ({v:+.2f})" for c, v in over.items()),
         "DP-SGD-Decay not above the better of DP-SGD and DP-SGD-TS in at least one Table 3 cell we run "
         f"(\"does not ensure higher utility\"), {_SCOPE}; decay rate {DECAY_RATE:g} per epoch (ours, within "
-        "the printed [0.001, 0.01])", [r["id"] for e, rs in paper.items() if e.rsplit(".", 1)[1] in RAW_METHODS
+        "the printed [0.001, 0.01])", [Record.of(r).id for e, rs in paper.items() if e.rsplit(".", 1)[1] in RAW_METHODS
                                        and e in _table3_cells().values() for r in rs], seeds)
     return [best, decay]
 
@@ -694,8 +695,8 @@ def gains(records: list[dict]) -> list[dict]:
     out = []
     for experiment in (e for e in cells if e.endswith(".dpis")):
         base = experiment[:-len("dpis")] + "dpsgd_hf"
-        ours = {r["spec"]["seed"]: 100 * r["final"]["test_acc"] for r in paper.get(experiment, [])}
-        hf = {r["spec"]["seed"]: 100 * r["final"]["test_acc"] for r in paper.get(base, [])}
+        ours = {r.seed: r.accuracy() for r in map(Record.of, paper.get(experiment, []))}
+        hf = {r.seed: r.accuracy() for r in map(Record.of, paper.get(base, []))}
         seeds = sorted(set(ours) & set(hf))
         if not seeds:
             continue
@@ -718,22 +719,20 @@ def run_costs(records: list[dict]) -> list[dict]:
     paper = current(records, configs("paper"))
     out = []
     for experiment in (e for e in _table3_cells().values() if e.endswith(".dpis")):
-        hf = {r["spec"]["seed"]: r for r in paper.get(experiment[:-len("dpis")] + "dpsgd_hf", [])}
-        for r in paper.get(experiment, []):
-            n = _n_train(DATASETS[r["spec"]["dataset"]])
-            wall = float(np.mean([e["wall_s"] for e in r["epochs"]]))
-            base = hf.get(r["spec"]["seed"])
-            same = base is not None and {s["device"] for s in r["provenance"]["segments"]} == {
-                s["device"] for s in base["provenance"]["segments"]}
-            out.append({"run": experiment, "seed": r["spec"]["seed"], "k": r["spec"]["method_config"]["k"],
-                        "grads_per_epoch_over_n": float(np.mean([(n + e["dpis_drawn"]) / n for e in r["epochs"]])),
-                        "capped_draws": sum(e["dpis_capped_draws"] for e in r["epochs"]),
-                        "capped_epochs": [e["epoch"] for e in r["epochs"] if e["dpis_capped_draws"]],
-                        "epochs": len(r["epochs"]), "epsilon": r["privacy"]["epsilon"][ACCOUNTANT]["epsilon"],
-                        "budget": r["spec"]["method_config"]["epsilon"],
-                        "min_margin": min(e["dpis_min_margin"] for e in r["epochs"]),
-                        "wall_per_epoch_vs_hf": wall / float(np.mean([e["wall_s"] for e in base["epochs"]]))
-                        if same else None})
+        hf = {r.seed: r for r in map(Record.of, paper.get(experiment[:-len("dpis")] + "dpsgd_hf", []))}
+        for r in map(Record.of, paper.get(experiment, [])):
+            n = _n_train(DATASETS[r.dataset])
+            wall = float(np.mean(r.series("wall_s")))
+            base = hf.get(r.seed)
+            same = base is not None and set(r.devices) == set(base.devices)
+            out.append({"run": experiment, "seed": r.seed, "k": r.method_config["k"],
+                        "grads_per_epoch_over_n": float(np.mean([(n + d) / n for d in r.series("dpis_drawn")])),
+                        "capped_draws": sum(r.series("dpis_capped_draws")),
+                        "capped_epochs": [e["epoch"] for e in r.epochs if e["dpis_capped_draws"]],
+                        "epochs": len(r.epochs), "epsilon": r.epsilon(ACCOUNTANT),
+                        "budget": r.method_config["epsilon"],
+                        "min_margin": min(r.series("dpis_min_margin")),
+                        "wall_per_epoch_vs_hf": wall / float(np.mean(base.series("wall_s"))) if same else None})
     return out
 
 
@@ -799,7 +798,7 @@ def decay_activation(records: list[dict]) -> list[dict]:
             ours = {t: paper.get(stem + t, []) for t in RAW_VARIANTS}
             if not all(ours.values()):
                 continue
-            acc = {t: _mean_acc([r for r in rs if r["spec"]["seed"] == 0]) for t, rs in ours.items()}
+            acc = {t: _mean_acc([r for r in rs if Record.of(r).seed == 0]) for t, rs in ours.items()}
             printed = {t: claims.get(f"dpis.table3.{d}.{_eps_key(eps)}.{t}").number for t in RAW_METHODS}
             out.append({"cell": stem[:-1],
                         "paper: Decay - DP-SGD": printed["dpsgd_decay"] - printed["dpsgd"],
@@ -821,17 +820,17 @@ def ac_release_rdp(records: list[dict]) -> list[dict]:
 
     out = []
     for experiment, runs in current(records, configs("paper")).items():
-        for r in runs:
-            mc = r["spec"]["method_config"]
+        for r in map(Record.of, runs):
+            mc = r.method_config
             if not mc.get("adaptive_clipping"):
                 continue
-            n, b = _n_train(DATASETS[r["spec"]["dataset"]]), r["spec"]["train"]["batch_size"]
-            order = r["privacy"]["epsilon"][ACCOUNTANT]["order"]
-            releases = r["spec"]["train"]["epochs"] - 1
+            n, b = _n_train(DATASETS[r.dataset]), r.train["batch_size"]
+            order = r.epsilon_entry(ACCOUNTANT)["order"]
+            releases = r.train["epochs"] - 1
             full, sub = (float(subsampled_gaussian_rdp(q, mc["sigma_k"], releases, [order])[0]) for q in (1.0, b / n))
-            out.append({"run": experiment, "seed": r["spec"]["seed"], "releases": releases, "order": order,
+            out.append({"run": experiment, "seed": r.seed, "releases": releases, "order": order,
                         "rdp_full_sum": full, "rdp_subsampled": sub,
-                        "epsilon": r["privacy"]["epsilon"][ACCOUNTANT]["epsilon"]})
+                        "epsilon": r.epsilon(ACCOUNTANT)})
     return out
 
 
@@ -843,9 +842,9 @@ def sigma_trajectories(records: list[dict]) -> dict[str, list[float]]:
     paper = current(records, configs("paper"))
     out = {}
     for experiment in _table3_cells().values():
-        runs = [r for r in paper.get(experiment, []) if r["spec"]["method"] == "dpis"]
+        runs = [r for r in map(Record.of, paper.get(experiment, [])) if r.method == "dpis"]
         if runs:
-            out[experiment] = [float(np.mean(v)) for v in zip(*[[e["dpis_sigma_g"] for e in r["epochs"]] for r in runs])]
+            out[experiment] = [float(np.mean(v)) for v in zip(*[r.series("dpis_sigma_g") for r in runs])]
     return out
 
 
@@ -856,7 +855,7 @@ def _sigma_claims(paper: dict, records: list[dict]) -> list[Measurement]:
         return [measurement.missing(c, _PAPER_RUN) for c in
                 ("dpis.sec4_2.noise_drop.mnist_fmnist", "dpis.sec3_3.fig1.dpis_sigma_decreases")]
     traj = sigma_trajectories(records)
-    ids = [r["id"] for rs in dpis_runs.values() for r in rs]
+    ids = [Record.of(r).id for rs in dpis_runs.values() for r in rs]
     seeds = min(len(rs) for rs in dpis_runs.values())
     drops = {e: 1 - s[-1] / s[0] for e, s in traj.items()}
     lo, hi = (float(v) / 100 for v in claims.get("dpis.sec4_2.noise_drop.mnist_fmnist").value.rstrip("%").split("-"))
@@ -874,7 +873,7 @@ def _sigma_claims(paper: dict, records: list[dict]) -> list[Measurement]:
         + "; DP-SGD-HF's sigma is constant by construction",
         "sigma_G(e + 1) <= sigma_G(e) in every epoch and below the first epoch's at the end, in each Fashion-MNIST DPIS "
         "run of Table 3 (eps 1 and 4; Figure 1 adds eps 0.5; its b and epochs are not printed: Tramer & Boneh's b, "
-        "epochs ours)", [r["id"] for e in fm for r in dpis_runs[e]], seeds)
+        "epochs ours)", [Record.of(r).id for e in fm for r in dpis_runs[e]], seeds)
     return [drop, fig1]
 
 

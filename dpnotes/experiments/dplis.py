@@ -38,6 +38,7 @@ from dpnotes.experiments import measurement
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.experiments.not_run import not_run_reasons
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
+from dpnotes.record import Record
 from dpnotes.results import PROFILES
 
 TITLE = (
@@ -489,8 +490,7 @@ def _current(records: list[dict], profile: str) -> dict[str, list[dict]]:
 
 def _acc_at(record: dict, epoch: int) -> float | None:
     """Test accuracy (%) of ``record`` after ``epoch`` epochs (None if it stopped earlier)."""
-    e = next((e for e in record["epochs"] if e["epoch"] == epoch), None)
-    return None if e is None else 100 * e["test_acc"]
+    return Record.of(record).accuracy_at_epoch(epoch)
 
 
 def _cell_claims(paper: dict, quick: dict) -> list[Measurement]:
@@ -508,29 +508,30 @@ def _cell_claims(paper: dict, quick: dict) -> list[Measurement]:
             cid = f"dplis.{r_.table}.{row}.{column}.acc_{arm}"
             if runs[arm]:
                 values = [_acc_at(r, epoch) for r in runs[arm]]
-                out.append(measurement.training(cid, values, [r["id"] for r in runs[arm]],
+                out.append(measurement.training(cid, values, [Record.of(r).id for r in runs[arm]],
                                                 f"no record reached epoch {epoch}" if None in values else shared[arm]))
             elif qruns[arm]:
-                acc = 100 * qruns[arm][0]["final"]["test_acc"]
+                quick_run = Record.of(qruns[arm][0])
+                acc = quick_run.accuracy()
                 out.append(measurement.missing(cid, "paper-profile run not run yet (CPU, tens of minutes)",
                                                f"scaled-down quick run: {acc:.1f}% after "
-                                               f"{qruns[arm][0]['final']['steps']} steps (not comparable)"))
+                                               f"{quick_run.metric('steps')} steps (not comparable)"))
             else:
                 out.append(measurement.missing(cid, "paper-profile run not run yet (CPU, tens of minutes)"))
             if arm == "no":
                 continue
             gid = f"dplis.{r_.table}.{row}.{column}.gain_{arm}"
-            smoothed = {r["spec"]["seed"]: r for r in runs[arm]}
-            plain = {r["spec"]["seed"]: r for r in runs["no"]}
+            smoothed = {Record.of(r).seed: r for r in runs[arm]}
+            plain = {Record.of(r).seed: r for r in runs["no"]}
             seeds = sorted(set(smoothed) & set(plain))  # paired: the seeds both arms have
             if not seeds:
                 out.append(measurement.missing(gid, "paper-profile runs (smoothed and No) not run yet"))
                 continue
             out.append(measurement.gain(gid, {s: _acc_at(smoothed[s], epoch) for s in seeds},
                                         {s: _acc_at(plain[s], epoch) for s in seeds},
-                                        {s: smoothed[s]["id"] for s in seeds},
+                                        {s: Record.of(smoothed[s]).id for s in seeds},
                                         "difference to the No-smoothing run(s) " +
-                                        ", ".join(plain[s]["id"] for s in seeds) +
+                                        ", ".join(Record.of(plain[s]).id for s in seeds) +
                                         (f"; {shared[arm]}" if shared[arm] else "")))
     return out
 
@@ -541,7 +542,7 @@ _TABLE9_RUN = ("paper-profile run not run yet (Table 9's models: a Table 2 eps-1
 
 def _slice_rise(record: dict) -> float:
     """Mean test-loss increase over Figure 6's slice (alpha != 0) above the loss at theta."""
-    sl = record["final"]["analysis"]["slice"]
+    sl = Record.of(record).metric("analysis")["slice"]
     base = sl["loss"][sl["alpha"].index(min(sl["alpha"], key=abs))]
     return float(np.mean([v - base for a, v in zip(sl["alpha"], sl["loss"]) if a != 0]))
 
@@ -557,20 +558,21 @@ def _table9_claims(paper: dict) -> list[Measurement]:
             if not rs:
                 out.append(measurement.missing(cid, _TABLE9_RUN))
                 continue
-            sh = [r["final"]["analysis"]["sharpness"] for r in rs]
+            sh = [Record.of(r).metric("analysis")["sharpness"] for r in rs]
             out.append(measurement.training(
-                cid, [v["sharpness"] for v in sh], [r["id"] for r in rs],
-                f"the eps-1.99 model ({len(rs[0]['epochs'])} epochs; the paper does not say which checkpoint Table 9 "
-                f"measures); L-BFGS-B, at most {sh[0]['maxiter']} iterations ({sh[0]['evaluations']} loss "
+                cid, [v["sharpness"] for v in sh], [Record.of(r).id for r in rs],
+                f"the eps-1.99 model ({len(Record.of(rs[0]).epochs)} epochs; the paper does not say which checkpoint "
+                f"Table 9 measures); L-BFGS-B, at most {sh[0]['maxiter']} iterations ({sh[0]['evaluations']} loss "
                 f"evaluations), on {sh[0]['examples']:,} fixed training examples (ours); loss {sh[0]['loss']:.4f} -> "
                 f"{sh[0]['max_loss']:.4f}" + (f"; the box's gradient-sign corner alone gives {sh[0]['corner_sharpness']:.4g}"
                                              if "corner_sharpness" in sh[0] else "")))
-    ids = [r["id"] for rs in runs.values() for r in rs]
+    ids = [Record.of(r).id for rs in runs.values() for r in rs]
     if not all(runs.values()):
         return out + [measurement.missing(c, _TABLE9_RUN) for c in ("dplis.sec5_4.sharpness_smaller",
                                                                     "dplis.sec5_4.flatter_visualization")]
-    sharp = {k: float(np.mean([r["final"]["analysis"]["sharpness"]["sharpness"] for r in rs])) for k, rs in runs.items()}
-    corner = {k: [r["final"]["analysis"]["sharpness"].get("corner_sharpness") for r in rs] for k, rs in runs.items()}
+    sharpness = {k: [Record.of(r).metric("analysis")["sharpness"] for r in rs] for k, rs in runs.items()}
+    sharp = {k: float(np.mean([v["sharpness"] for v in vs])) for k, vs in sharpness.items()}
+    corner = {k: [v.get("corner_sharpness") for v in vs] for k, vs in sharpness.items()}
     corner = {k: float(np.mean(v)) for k, v in corner.items() if None not in v}
     corner_rows = [row for row in TABLE9_ROWS if (row, "no") in corner and (row, "r10") in corner]
     corner_note = (f"; the gradient-sign corner (a lower bound of the same maximum) puts R = 10 below No in "

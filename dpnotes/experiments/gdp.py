@@ -40,6 +40,7 @@ from dpnotes.experiments import gdp_data, measurement
 from dpnotes.experiments.gdp_data import ML_SUBSTITUTE
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
+from dpnotes.record import Record, add_final
 from dpnotes.results import PROFILES
 
 TITLE = ("Z. Bu, J. Dong, Q. Long, W. J. Su. Deep Learning with Gaussian Differential Privacy. "
@@ -348,7 +349,7 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
     out = train_spec(spec, train_data, test_data, device=device, progress=progress, checkpoint=checkpoint,
                      extra_plugins=extra)
     if spec.model == "neumf":
-        out["final"]["test_rmse"] = out["epochs"][-1]["test_rmse"]
+        add_final(out, test_rmse=out["epochs"][-1]["test_rmse"])
     return out
 
 
@@ -443,7 +444,7 @@ def _statement_claims() -> list[Measurement]:
 
 def accuracy(record: dict, epoch: dict | None = None) -> float:
     """Test accuracy in percent of a run record, at its end or at one of its ``epoch`` entries."""
-    return 100 * (epoch or record["final"])["test_acc"]
+    return Record.of(record).accuracy(epoch)
 
 
 def _scaled_down(claim_id: str, quick: list[dict], describe) -> Measurement:
@@ -463,20 +464,19 @@ def _training_claim(claim_id: str, paper: list[dict], quick: list[dict], value, 
         return _scaled_down(claim_id, quick, describe)
     values = [value(r) for r in paper]
     n = values.count(None)
-    return measurement.training(claim_id, values, [r["id"] for r in paper],
+    return measurement.training(claim_id, values, [Record.of(r).id for r in paper],
                                 why_none.format(n=n) if n and why_none else None)
 
 
 def _first_epoch(record: dict, threshold: float) -> float | None:
-    return next((e["epoch"] for e in record["epochs"] if accuracy(record, e) >= threshold), None)
+    return next((e["epoch"] for e in Record.of(record).epochs if accuracy(record, e) >= threshold), None)
 
 
 EPS_KEY = {"ma": "rdp-classic", "clt": "clt"}  # the accountant each Figure 4 run is read with
 
 
 def _acc_at_eps(record: dict, acc: str, budget: float) -> float | None:
-    within = [e for e in record["epochs"] if e["epsilon"][EPS_KEY[acc]]["epsilon"] <= budget]
-    return accuracy(record, within[-1]) if within else None
+    return Record.of(record).accuracy_at_eps(budget, EPS_KEY[acc])
 
 
 FIGURE4_EPOCHS_TO = ("epochs_to_95", "epochs_to_96", "epochs_to_97")  # claim-id suffixes
@@ -497,8 +497,8 @@ def _figure4_claims(paper: dict, quick: dict) -> list[Measurement]:
             out.append(_training_claim(
                 f"gdp.figure4.bottom.{acc}.{name}", runs, qruns,
                 lambda r, t=target: _first_epoch(r, t),
-                lambda rs: f"best {max(accuracy(r, e) for r in rs for e in r['epochs']):.1f}% in "
-                           f"{rs[0]['spec']['train']['epochs']} short epoch(s)",
+                lambda rs: f"best {max(accuracy(r, e) for r in rs for e in Record.of(r).epochs):.1f}% in "
+                           f"{Record.of(rs[0]).train['epochs']} short epoch(s)",
                 f"{{n}} run(s) never reached {target:g}%"))
         out.append(_training_claim(f"gdp.figure4.bottom.{acc}.acc_at_eps4", runs, qruns,
                                    lambda r, a=acc: _acc_at_eps(r, a, budget),
@@ -514,7 +514,7 @@ def _figure4_claims(paper: dict, quick: dict) -> list[Measurement]:
 def _reached(record: dict, target: float) -> float:
     """Epoch at which ``record`` first reaches ``target``%; one past its end if never (censored)."""
     first = _first_epoch(record, target)
-    return record["epochs"][-1]["epoch"] + 1 if first is None else first
+    return Record.of(record).last_epoch["epoch"] + 1 if first is None else first
 
 
 def _faster(ma: dict, clt: dict) -> tuple[list[float], str]:
@@ -533,8 +533,8 @@ def _more_accurate(ma: dict, clt: dict) -> tuple[list[float], str]:
     """Per seed: the mean over epochs of CLT's minus MA's test accuracy (points)."""
     per_seed, text = [], []
     for seed in sorted(ma):
-        gap = np.array([accuracy(clt[seed], e) for e in clt[seed]["epochs"]]) - np.array(
-            [accuracy(ma[seed], e) for e in ma[seed]["epochs"]])
+        gap = np.array([accuracy(clt[seed], e) for e in Record.of(clt[seed]).epochs]) - np.array(
+            [accuracy(ma[seed], e) for e in Record.of(ma[seed]).epochs])
         per_seed.append(float(gap.mean()))
         text.append(f"seed {seed}: {gap.mean():+.2f} points, ahead at {100 * (gap > 0).mean():.0f}% of epochs")
     return per_seed, "CLT minus MA accuracy, " + "; ".join(text)
@@ -542,18 +542,18 @@ def _more_accurate(ma: dict, clt: dict) -> tuple[list[float], str]:
 
 def _compare_runs(claim_id: str, paper: dict, part: str, compare, floor: float, rule: str) -> Measurement:
     """A trend between the MA and CLT runs of ``part``, paired by seed (seeds with both runs)."""
-    ma = {r["spec"]["seed"]: r for r in paper.get(f"figure4.{part}.ma", [])}
-    clt = {r["spec"]["seed"]: r for r in paper.get(f"figure4.{part}.clt", [])}
+    ma = {Record.of(r).seed: r for r in paper.get(f"figure4.{part}.ma", [])}
+    clt = {Record.of(r).seed: r for r in paper.get(f"figure4.{part}.clt", [])}
     seeds = sorted(set(ma) & set(clt))
     if not seeds:
         return measurement.missing(claim_id, "paper-profile runs missing")
     per_seed, text = compare({s: ma[s] for s in seeds}, {s: clt[s] for s in seeds})
     return measurement.trend(claim_id, per_seed, floor, text, rule,
-                             [r["id"] for s in seeds for r in (ma[s], clt[s])])
+                             [Record.of(r).id for s in seeds for r in (ma[s], clt[s])])
 
 
 def _final_acc_text(rs: list[dict]) -> str:
-    return f"{np.mean([accuracy(r) for r in rs]):.1f}% after {rs[0]['final']['steps']} steps"
+    return f"{np.mean([accuracy(r) for r in rs]):.1f}% after {Record.of(rs[0]).metric('steps')} steps"
 
 
 def measure(records: list[dict]) -> list[Measurement]:

@@ -49,6 +49,7 @@ from dpnotes.experiments.not_run import not_run_reasons
 from dpnotes.mechanisms.label_dp_lp import optimal_randomizer
 from dpnotes.mechanisms.randomized_response import keep_probability, randomized_response_probabilities
 from dpnotes.mechanisms.rr_prior import jax_k, optimal_k, rr_top_k_probabilities, rr_with_prior_probabilities
+from dpnotes.record import Record, add_final
 from dpnotes.results import PROFILES
 
 TITLE = (
@@ -550,8 +551,7 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
 
     out = train_spec(spec, train_data, test_data, device=device, progress=progress, checkpoint=checkpoint,
                      extra_plugins=(rmse_plugin(*test_data),))
-    out["final"]["test_rmse"] = out["epochs"][-1]["test_rmse"]
-    return out
+    return add_final(out, test_rmse=out["epochs"][-1]["test_rmse"])
 
 
 # --------------------------------------------------------------------------------------
@@ -588,7 +588,7 @@ def recipe_selection(records: list[dict]) -> dict:
             row = {"dataset": dataset, "augment": augment, "alpha": alpha}
             for eps in SELECTION_EPSILONS:
                 rs = runs.get(f"recipe.{short}.eps{_eps_name(eps)}.{augment}.alpha{alpha:g}", [])
-                row[f"eps {_eps_name(eps)}"] = 100 * rs[0]["final"]["test_acc"] if rs else None
+                row[f"eps {_eps_name(eps)}"] = Record.of(rs[0]).accuracy() if rs else None
             accs = [row[f"eps {_eps_name(e)}"] for e in SELECTION_EPSILONS]
             row["mean"] = None if None in accs else float(np.mean(accs))
             rows.append(row)
@@ -612,10 +612,10 @@ def _table4(records: list[dict]) -> list[Measurement]:
                 f"in place of the paper's Inception net")
         if paper.get(experiment):
             rs = paper[experiment]
-            out.append(measurement.training(claim_id, [100 * r["final"]["test_acc"] for r in rs],
-                                            [r["id"] for r in rs], note))
+            out.append(measurement.training(claim_id, [Record.of(r).accuracy() for r in rs],
+                                            [Record.of(r).id for r in rs], note))
         elif quick.get(experiment):
-            acc = np.mean([100 * r["final"]["test_acc"] for r in quick[experiment]])
+            acc = np.mean([Record.of(r).accuracy() for r in quick[experiment]])
             out.append(measurement.missing(
                 claim_id, "paper-profile run missing",
                 f"scaled-down quick run: {acc:.1f}% after {QUICK['epochs']} epochs a stage on "
@@ -638,9 +638,9 @@ def _lp_means(records: list[dict]) -> tuple[dict, dict, list[str]]:
         if rs:
             short, lp = experiment.split(".")[1:3]
             key = (short, int(lp[3]), eps)
-            by_seed[key] = {r["spec"]["seed"]: 100 * r["final"]["test_acc"] for r in rs}
+            by_seed[key] = {Record.of(r).seed: Record.of(r).accuracy() for r in rs}
             means[key] = float(np.mean(list(by_seed[key].values())))
-            ids += [r["id"] for r in rs]
+            ids += [Record.of(r).id for r in rs]
     return means, by_seed, ids
 
 
@@ -714,14 +714,14 @@ def split_grid(records: list[dict]) -> dict[str, list[dict]]:
         for f in SPLIT_FRACTIONS:
             name = (f"table4.{short}.lp_2st.eps{_eps_name(SPLIT_EPSILON)}" if f == _jax_row(SPLIT_EPSILON)[2]
                     else f"appe.{short}.lp_2st.eps{_eps_name(SPLIT_EPSILON)}.split{f:g}")
-            r = next((r for r in paper.get(name, []) if r["spec"]["seed"] == 0), None)
+            r = next((Record.of(r) for r in paper.get(name, []) if Record.of(r).seed == 0), None)
             if r is None:
                 break
-            info = r["final"].get("lp_mst", {})
+            info = r.metric_or("lp_mst", {})
             if not info.get("k_bar") or not info.get("test_top_k_bar_acc"):
                 break  # a record without the stage-1 top-k accuracy cannot place the run
-            rows.append({"split": f, "test_acc": 100 * r["final"]["test_acc"], "k_bar": info["k_bar"][0],
-                         "stage1_top_k_bar_acc": 100 * info["test_top_k_bar_acc"][0], "id": r["id"]})
+            rows.append({"split": f, "test_acc": r.accuracy(), "k_bar": info["k_bar"][0],
+                         "stage1_top_k_bar_acc": 100 * info["test_top_k_bar_acc"][0], "id": r.id})
         else:
             out[dataset] = rows
     return out
@@ -741,7 +741,7 @@ def movielens_table(records: list[dict]) -> dict:
         row = {"eps": eps}
         for stages in (1, 2):
             rs = runs.get(f"table3.ml100k.lp_{stages}st.eps{_eps_name(eps)}", [])
-            row[f"LP-{stages}ST"] = rs[0]["final"]["test_rmse"] if rs else None
+            row[f"LP-{stages}ST"] = Record.of(rs[0]).metric("test_rmse") if rs else None
         ours.append(row)
     paper = {f"LP-{stages}ST": [c.number for c in claims.load(PAPER)
                                 if c.id.startswith(f"labeldp.table3.lp_{stages}st.col")] for stages in (1, 2)}
@@ -804,7 +804,7 @@ def _stage2_mixup(records: list[dict]) -> list[Measurement]:
             rs = paper.get(f"appe.{short}.lp_2st.eps{_eps_name(SPLIT_EPSILON)}.mixup{MIXUP_PROBE:g}_{a:g}", [])
             if not rs:
                 return []
-            accs[(short, a)], ids = 100 * rs[0]["final"]["test_acc"], ids + [rs[0]["id"]]
+            accs[(short, a)], ids = Record.of(rs[0]).accuracy(), ids + [Record.of(rs[0]).id]
     gains = {s: accs[(s, 0.0)] - accs[(s, MIXUP_PROBE)] for s in ("mnist", "fmnist")}
     return [measurement.statement(
         "labeldp.appe.stage2_less_mixup", all(g > 0 for g in gains.values()),
@@ -825,13 +825,13 @@ def _lp3st(records: list[dict]) -> list[Measurement]:
     for dataset in DATASETS:
         short = "mnist" if dataset == "mnist" else "fmnist"
         for eps in LP3ST_EPSILONS:
-            three = {r["spec"]["seed"]: r for r in paper.get(f"sec5_1.{short}.lp_3st.eps{_eps_name(eps)}", [])}
-            two = {r["spec"]["seed"]: r for r in paper.get(f"table4.{short}.lp_2st.eps{_eps_name(eps)}", [])}
+            three = {r.seed: r for r in map(Record.of, paper.get(f"sec5_1.{short}.lp_3st.eps{_eps_name(eps)}", []))}
+            two = {r.seed: r for r in map(Record.of, paper.get(f"table4.{short}.lp_2st.eps{_eps_name(eps)}", []))}
             if not three:
                 return []
             for seed in sorted(three.keys() & two.keys()):
-                gains[(short, eps, seed)] = 100 * (three[seed]["final"]["test_acc"] - two[seed]["final"]["test_acc"])
-                ids += [three[seed]["id"], two[seed]["id"]]
+                gains[(short, eps, seed)] = 100 * (three[seed].test_acc - two[seed].test_acc)
+                ids += [three[seed].id, two[seed].id]
     if len({(s, e) for s, e, _ in gains}) < len(DATASETS) * len(LP3ST_EPSILONS):
         return []
     mean = float(np.mean(list(gains.values())))

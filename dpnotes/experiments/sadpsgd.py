@@ -39,6 +39,7 @@ from dpnotes.data import prepare
 from dpnotes.experiments import measurement
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.ledger import CandidateStepDpEvent, GaussianDpEvent, Ledger, PoissonSampledDpEvent
+from dpnotes.record import Record
 from dpnotes.results import PROFILES
 
 TITLE = (
@@ -428,17 +429,17 @@ def _current(records: list[dict], profile: str) -> dict[str, list[dict]]:
 
 def accuracy(record: dict) -> float:
     """Final test accuracy of a record, in percent."""
-    return 100 * record["final"]["test_acc"]
+    return Record.of(record).accuracy()
 
 
 def acceptance_rate(record: dict) -> float:
-    final = record["final"]
-    return final["accepted_steps"] / final["steps"]
+    r = Record.of(record)
+    return r.metric("accepted_steps") / r.metric("steps")
 
 
 def curve(record: dict) -> list[dict]:
     """The run's test points in order (``eval_every`` points of every epoch)."""
-    return [point for epoch in record["epochs"] for point in epoch.get("curve", [])]
+    return [point for epoch in Record.of(record).epochs for point in epoch.get("curve", [])]
 
 
 def first_reaching(record: dict, ds: str, level: float) -> dict | None:
@@ -464,7 +465,7 @@ def decisions(record: dict) -> list[dict]:
     points = curve(record)
     if [p["step"] for p in points] != list(range(1, len(points) + 1)):
         raise ValueError(f"record {record.get('id')}: decisions need a test point at every step (eval_every=1)")
-    mu0 = record["spec"]["method_config"]["mu0"]
+    mu0 = Record.of(record).method_config["mu0"]
     out, mu, tau, loss = [], 0, 0, None
     for p in points:
         accepted = p["accepted_steps"] > tau
@@ -515,17 +516,18 @@ def _table3_claims(paper: dict[str, list[dict]]) -> list[Measurement]:
                     continue
                 hits = [first_reaching(r, ds, target) for r in runs]
                 detail = "; ".join(
-                    f"seed {r['spec']['seed']}: " + (
+                    f"seed {Record.of(r).seed}: " + (
                         f"step {h['step']} ({h['accepted_steps']} accepted), accuracy {100 * h['test_acc']:.2f}%, "
                         f"eps {h['eps_paper']:.2f} (paper's accounting), {h['eps_sound']:.2f} (every candidate)"
                         if h else f"never reached (best {100 * max(p['test_acc'] for p in curve(r)):.2f}%)")
                     for r, h in zip(runs, hits))
-                ids = [r["id"] for r in runs]
+                ids = [Record.of(r).id for r in runs]
                 if _numeric(cid) is None:  # printed '-': never reached within eps <= 6 (caption)
                     if key == "s":
                         out.append(measurement.missing(cid, "SA-DPSGD's runs end at eps 3; the claim is about eps <= 6"))
                         continue
-                    never = all(h is None and r["final"]["stopped_by"] == "target_epsilon" for r, h in zip(runs, hits))
+                    never = all(h is None and Record.of(r).metric("stopped_by") == "target_epsilon"
+                                for r, h in zip(runs, hits))
                     out.append(measurement.statement(cid, never, detail, "every run ends at its eps 6 budget without "
                                                      "reaching the level", ids, len(runs)))
                     continue
@@ -569,7 +571,7 @@ def _lowest_privacy_cost(paper: dict[str, list[dict]]) -> Measurement:
         runs = {k: paper.get(table3_run(ds, k), []) for k in TABLE3_SCHEME}
         if not all(runs.values()) or not all(curve(r) for rs in runs.values() for r in rs):
             continue
-        ids += [r["id"] for rs in runs.values() for r in rs]
+        ids += [Record.of(r).id for rs in runs.values() for r in rs]
         fewest = min([len(rs) for rs in runs.values()] + ([fewest] if fewest else []))
         budget = setting(ds)["epsilon"]  # SA-DPSGD's run (Table 1's) ends there
         gaps, texts, ok, open_levels = [], [], True, []
@@ -601,11 +603,11 @@ def _beats_sota(paper: dict[str, list[dict]]) -> Measurement:
     checks, ids, fewest = {}, [], None
     for ds in DATASETS:
         runs = {k: paper.get(f"table1.{ds}.{k}", []) for k in SCHEMES}
-        seeds = set.intersection(*({r["spec"]["seed"] for r in rs} for rs in runs.values()))
+        seeds = set.intersection(*({Record.of(r).seed for r in rs} for rs in runs.values()))
         if not seeds:
             continue
-        runs = {k: [r for r in rs if r["spec"]["seed"] in seeds] for k, rs in runs.items()}  # paired seeds
-        ids += [r["id"] for rs in runs.values() for r in rs]
+        runs = {k: [r for r in rs if Record.of(r).seed in seeds] for k, rs in runs.items()}  # paired seeds
+        ids += [Record.of(r).id for rs in runs.values() for r in rs]
         acc = {k: sum(map(accuracy, rs)) / len(rs) for k, rs in runs.items()}
         best = max((k for k in SCHEMES if k != "sa_dpsgd"), key=acc.get)
         n = len(seeds)
@@ -619,10 +621,10 @@ def _beats_sota(paper: dict[str, list[dict]]) -> Measurement:
 
 
 def _describe(runs: list[dict]) -> str:
-    r = runs[0]
-    text = f"{accuracy(r):.1f}% after {r['final']['steps']} steps"
-    if r["spec"]["method"] == "sadpsgd":
-        text += f" ({r['final']['accepted_steps']} accepted)"
+    r = Record.of(runs[0])
+    text = f"{r.accuracy():.1f}% after {r.metric('steps')} steps"
+    if r.method == "sadpsgd":
+        text += f" ({r.metric('accepted_steps')} accepted)"
     return text + " (scaled down, not comparable)"
 
 
@@ -665,7 +667,7 @@ def measure(records: list[dict]) -> list[Measurement]:
                 continue
             runs = paper.get(name, [])
             if runs:
-                out.append(measurement.training(cid, [accuracy(r) for r in runs], [r["id"] for r in runs]))
+                out.append(measurement.training(cid, [accuracy(r) for r in runs], [Record.of(r).id for r in runs]))
             elif quick.get(name):
                 out.append(measurement.missing(cid, _GPU, _describe(quick[name])))
             else:

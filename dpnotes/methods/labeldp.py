@@ -52,6 +52,7 @@ from dpnotes.ledger import LabelRandomizedResponseDpEvent, Ledger, NonPrivateDpE
 from dpnotes.mechanisms.randomized_response import check_labels, randomized_response
 from dpnotes.mechanisms.rr_prior import K_RULES, check_priors, rr_with_prior, top_k_mask
 from dpnotes.methods import augment
+from dpnotes.record import add_final
 from dpnotes.train import Plugin, train
 from dpnotes.train.loop import split_data
 
@@ -308,7 +309,7 @@ def run(model, train_data, test_data, train_config, config: Config, *, plugins=(
         ledger = Ledger.from_json(result["privacy"]["ledger"])
         epochs += result["epochs"]
     result["epochs"] = epochs
-    result["final"]["lp_mst"] = info
+    add_final(result, lp_mst=info)
     return result
 
 

@@ -13,6 +13,7 @@ from dpnotes import experiments
 from dpnotes.claims import PAPERS
 from dpnotes.experiments.measurement import missing
 from dpnotes.report.verdicts import CATEGORIES, FIDELITIES, VERDICTS, Evidence, judge, plausible_sd
+from dpnotes.record import Record
 from dpnotes.results import Store
 
 __all__ = ["VERDICTS", "FIDELITIES", "CATEGORIES", "Evidence", "judge", "record_flags", "scoreboard",
@@ -69,14 +70,13 @@ def record_flags(*, store: Store | None = None, paper: str | None = None) -> lis
     store = store or Store()
     out = []
     for p in (PAPERS if paper is None else (paper,)):
-        stale_ids = {r["id"] for r in stale(p, store)}
+        stale_ids = {Record.of(r).id for r in stale(p, store)}
         for record in store.records(p):
-            flags = (["stale"] if record["id"] in stale_ids else []) + (
-                ["dirty tree"] if record["provenance"]["dirty"] else [])
+            r = Record.of(record)
+            flags = (["stale"] if r.id in stale_ids else []) + (["dirty tree"] if r.dirty else [])
             if flags:
-                s = record["spec"]
-                out.append({"paper": p, "profile": s["profile"], "experiment": s["experiment"],
-                            "seed": s["seed"], "id": record["id"], "flags": ", ".join(flags)})
+                out.append({"paper": p, "profile": r.profile, "experiment": r.experiment,
+                            "seed": r.seed, "id": r.id, "flags": ", ".join(flags)})
     return out
 
 

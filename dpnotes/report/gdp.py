@@ -19,6 +19,7 @@ from dpnotes.accounting.gdp import epsilon_from_mu, mu_poisson
 from dpnotes.accounting.rdp import rdp_epsilon, rdp_to_epsilon, resolve_orders
 from dpnotes.accounting.tradeoff import envelope_tradeoff, epsdelta_tradeoff, gaussian_tradeoff
 from dpnotes.experiments import gdp, gdp_data
+from dpnotes.record import Record
 from dpnotes.results import PROFILES
 
 
@@ -46,7 +47,7 @@ def _acc(runs: list[dict]) -> str:
 def _scaled(runs: list[dict]) -> str:
     if not runs:
         return "—"
-    return f"{_acc(runs)} after {runs[0]['final']['steps']} steps"
+    return f"{_acc(runs)} after {Record.of(runs[0]).metric('steps')} steps"
 
 
 def accountants_frame(*, tight: bool = True):
@@ -149,7 +150,7 @@ def table4_frame(records: list[dict], profile: str = "quick"):
     rows = {}
 
     def rmse(runs):
-        values = [r["final"]["test_rmse"] for r in runs]
+        values = [Record.of(r).metric("test_rmse") for r in runs]
         if len(values) < 2:
             return f"{values[0]:.3f}" if values else "—"
         return f"{np.mean(values):.3f} ± {np.std(values, ddof=1):.3f} (n={len(values)})"
@@ -160,7 +161,7 @@ def table4_frame(records: list[dict], profile: str = "quick"):
     for name in ("private", "nonprivate", "svd", "nmf", "usercf", "global_average", "baseline_only"):
         key = f"table4.{name}"
         runs = paper.get(key, [])
-        library = next((r["final"].get("library") for r in runs if r["final"].get("library")), None)
+        library = next((lib for lib in (Record.of(r).metric_or("library") for r in runs) if lib), None)
         paper_value = _paper(f"gdp.{key}.rmse") if name != "baseline_only" else "—"
         rows[labels[name]] = {"RMSE paper (1M)": paper_value, "RMSE ours (100k substitute)": rmse(runs),
                               "computed with": library or ("dpnotes" if runs else "—")}
@@ -248,8 +249,8 @@ def figure4(axes, records: list[dict], profile: str = "quick") -> str:
             label = f"{'MA' if acc == 'ma' else 'CLT'}, sigma {m.sigma:.3g}"
             if runs:
                 used.append(f"{name}: {source}")
-                epochs = [e["epoch"] for e in runs[0]["epochs"]]
-                acc_curve = np.mean([[gdp.accuracy(r, e) for e in r["epochs"]] for r in runs], axis=0)
+                epochs = Record.of(runs[0]).series("epoch")
+                acc_curve = np.mean([[gdp.accuracy(r, e) for e in Record.of(r).epochs] for r in runs], axis=0)
                 axes[row, 0].plot(epochs, acc_curve, ls=style, label=f"{label} ({source})")
             per_epoch = m.steps / claims.setting(f"gdp.figure4.{part}.epochs")
             grid = np.arange(1, claims.setting(f"gdp.figure4.{part}.epochs") + 1)
@@ -528,12 +529,12 @@ def _imdb_curves(store) -> str:
     out = []
     private, nonprivate = paper.get("table3.private", []), paper.get("table3.nonprivate", [])
     if private:
-        curve = np.mean([[gdp.accuracy(r, e) for e in r["epochs"]] for r in private], axis=0)
+        curve = np.mean([[gdp.accuracy(r, e) for e in Record.of(r).epochs] for r in private], axis=0)
         out.append(f"Our private runs are still learning at the paper's last epoch: {curve[0]:.1f}% after "
                    f"epoch 1, {curve[-1]:.1f}% after epoch {len(curve)}, +{curve[-1] - curve[-4]:.1f} points "
                    f"over the last three epochs (mean of {len(private)} seed(s)).")
     if nonprivate:
-        curve = np.mean([[gdp.accuracy(r, e) for e in r["epochs"]] for r in nonprivate], axis=0)
+        curve = np.mean([[gdp.accuracy(r, e) for e in Record.of(r).epochs] for r in nonprivate], axis=0)
         out.append(f"Our non-private network, with the same vocabulary, peaks at {curve.max():.1f}% (epoch "
                    f"{int(curve.argmax()) + 1}) and ends at {curve[-1]:.1f}% after {len(curve)} epochs, "
                    f"as the paper's ends at {claims.value('gdp.table3.nonprivate.accuracy')}%: the "
@@ -553,3 +554,13 @@ def findings_markdown(*, store=None, tight: bool = True) -> str:
     """:func:`findings` as a markdown list, headed by the verdict counts."""
     items = findings(store=store, tight=tight)
     return "\n".join([f"Verdicts: {summary_line(store=store)}.", ""] + [f"- {f['text']}" for f in items])
+
+
+def store_counts(records: list[dict]):
+    """How many records the store holds per profile, as a table."""
+    import pandas as pd
+
+    from dpnotes.report import tables
+
+    counts = pd.Series([Record.of(r).profile for r in records], dtype=object).value_counts()
+    return tables.table(pd.DataFrame({"profile": counts.index, "records in the store": counts.values}))

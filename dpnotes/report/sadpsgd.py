@@ -6,6 +6,9 @@ import numpy as np
 import pandas as pd
 
 from dpnotes.experiments import sadpsgd as sa
+from dpnotes.record import Record
+from dpnotes.report import tables
+from dpnotes.report.findings import Finding, note
 
 RATES = (1.0, 2 / 3, 1 / 2, 1 / 3)  # acceptance rates drawn in the figure (plus 1/(mu0+1))
 
@@ -42,13 +45,13 @@ def sa_runs(records: list[dict]) -> list[dict]:
     each with a test point at every candidate."""
     from dpnotes.experiments import current
 
-    paper = current([r for r in records if r["spec"]["profile"] == "paper"], sa.configs("paper"))
+    paper = current([r for r in records if Record.of(r).profile == "paper"], sa.configs("paper"))
     return [r for exp, runs in paper.items() if exp.startswith("table1.") for r in runs
-            if r["spec"]["method"] == "sadpsgd" and r["spec"]["train"].get("eval_every") == 1]
+            if Record.of(r).method == "sadpsgd" and Record.of(r).train.get("eval_every") == 1]
 
 
 def _dataset_of(record: dict) -> str:
-    return record["spec"]["experiment"].split(".")[1]
+    return Record.of(record).experiment.split(".")[1]
 
 
 def figure(axes, records=()) -> None:
@@ -61,7 +64,7 @@ def figure(axes, records=()) -> None:
             points = sa.curve(r)[::max(1, len(sa.curve(r)) // 60)] + sa.curve(r)[-1:]
             ax.plot([p["accepted_steps"] for p in points],
                     [sa.eps_all(ds, p["accepted_steps"], p["step"] - p["accepted_steps"]) for p in points],
-                    color="tab:purple", lw=2.5, label=f"our run, seed {r['spec']['seed']}: all candidates")
+                    color="tab:purple", lw=2.5, label=f"our run, seed {Record.of(r).seed}: all candidates")
         s, tau = sa.setting(ds), sa.tau_at(ds)
         accepted = np.unique(np.linspace(1, tau, 40).round())
         ax.plot(accepted, [sa.eps_paper(ds, t) for t in accepted], "k-", lw=2.5,
@@ -81,13 +84,12 @@ def runs_frame(records: list[dict]) -> pd.DataFrame:
     """The runs at hand: accuracy, steps, acceptance rate, and eps under Theorem 1 and the
     registry's sound accountants (from each record's ledger, priced when it ended)."""
     rows = []
-    for r in records:
-        eps = r["privacy"]["epsilon"]
-        rows.append({"profile": r["spec"]["profile"], "experiment": r["spec"]["experiment"],
-                     "seed": r["spec"]["seed"], "test acc %": sa.accuracy(r),
-                     "candidates": r["final"]["steps"], "accepted": r["final"]["accepted_steps"],
-                     "acceptance rate": sa.acceptance_rate(r),
-                     **{f"eps {k}": v["epsilon"] for k, v in eps.items()}})
+    for r in map(Record.of, records):
+        rows.append({"profile": r.profile, "experiment": r.experiment,
+                     "seed": r.seed, "test acc %": sa.accuracy(r.data),
+                     "candidates": r.metric("steps"), "accepted": r.metric("accepted_steps"),
+                     "acceptance rate": sa.acceptance_rate(r.data),
+                     **{f"eps {k}": r.epsilon(k) for k in r.accountants}})
     return pd.DataFrame(rows)
 
 
@@ -110,15 +112,16 @@ def acceptance_frame(records: list[dict]) -> pd.DataFrame:
     uphill candidate Eq. 3's draw accepted, Theorem 1's eps and the sound eps of the same run."""
     rows = []
     for r in sa_runs(records):
-        ds, final = _dataset_of(r), r["final"]
+        ds, rec = _dataset_of(r), Record.of(r)
         decided = sa.decisions(r)
-        accepted, rejected = final["accepted_steps"], final["steps"] - final["accepted_steps"]
-        row = {"dataset": ds, "seed": r["spec"]["seed"], "test acc %": sa.accuracy(r),
-               "candidates": final["steps"], "accepted": accepted, "acceptance rate": accepted / final["steps"],
+        steps, accepted = rec.metric("steps"), rec.metric("accepted_steps")
+        rejected = steps - accepted
+        row = {"dataset": ds, "seed": rec.seed, "test acc %": sa.accuracy(r),
+               "candidates": steps, "accepted": accepted, "acceptance rate": accepted / steps,
                **{k: sum(d["kind"] == k for d in decided) for k in KINDS},
                "last Eq. 3 uphill accept (tau)": sa.last_uphill(r),
                **_uphill_by_quarter(decided, accepted),
-               "Thm 1 eps": r["privacy"]["epsilon"][sa.ACCEPTED_ONLY]["epsilon"],
+               "Thm 1 eps": rec.epsilon(sa.ACCEPTED_ONLY),
                "all candidates (Thm 1 formula)": sa.eps_all(ds, accepted, rejected),
                **{f"{k} (sound)": v for k, v in sa.eps_sound(ds, accepted, rejected).items()}}
         rows.append(row)
@@ -146,7 +149,7 @@ def acceptance_figure(axes, records: list[dict], window: int = 200) -> None:
                 return np.convolve(mask.astype(float), kernel, mode="valid")
 
             x = taus[window - 1:]
-            seed = r["spec"]["seed"]
+            seed = Record.of(r).seed
             ax.plot(x, share(kinds != "rejected"), label=f"accepted, seed {seed}")
             ax.plot(x, share(kinds == "uphill"), label=f"uphill by Eq. 3, seed {seed}")
             ax.plot(x, share(kinds == "forced"), label=f"forced, seed {seed}")
@@ -163,7 +166,7 @@ def table3_frame(records: list[dict]) -> pd.DataFrame:
     from dpnotes import claims
     from dpnotes.experiments import current
 
-    paper = current([r for r in records if r["spec"]["profile"] == "paper"], sa.configs("paper"))
+    paper = current([r for r in records if Record.of(r).profile == "paper"], sa.configs("paper"))
     rows = []
     for ds in sa.DATASETS:
         runs = {k: paper.get(sa.table3_run(ds, k), []) for k in sa.TABLE3_SCHEME}
@@ -231,15 +234,15 @@ def energy_finding(records: list[dict]) -> str:
     rest (untouched); the gap's sampling error assumes independent examples."""
     from dpnotes.experiments import current
 
-    paper = current([r for r in records if r["spec"]["profile"] == "paper"], sa.configs("paper"))
+    paper = current([r for r in records if Record.of(r).profile == "paper"], sa.configs("paper"))
     parts = []
     for exp in sorted(e for e in paper if e.startswith("energy.")):
         for run in paper[exp]:
-            last = run["epochs"][-1]
+            last = Record.of(run).last_epoch
             a, b = last["energy_acc"], last["test_acc"]
             se = np.sqrt(a * (1 - a) / last["energy_n"] + b * (1 - b) / last["test_n"])
             parts.append(
-                f"{exp.split('.')[1]}, seed {run['spec']['seed']}: at the end, accuracy {a:.2%} on the "
+                f"{exp.split('.')[1]}, seed {Record.of(run).seed}: at the end, accuracy {a:.2%} on the "
                 f"{last['energy_n']:,} test images that judged the candidates and {b:.2%} on the other "
                 f"{last['test_n']:,}, a gap of {100 * (a - b):+.2f} points (sampling error of the gap "
                 f"{100 * se:.2f}: " + ("within twice it, no optimism measurable at this size)" if abs(a - b) <= 2 * se
@@ -254,7 +257,7 @@ def coverage_frame(records: list[dict]) -> pd.DataFrame:
     """Paper-profile runs stored (current configs only) out of those defined, per dataset and seed."""
     from dpnotes.experiments import resolve
 
-    stored = {r["id"] for r in records if r["spec"]["profile"] == "paper"}
+    stored = {Record.of(r).id for r in records if Record.of(r).profile == "paper"}
     rows = {}
     for config in sa.configs("paper"):
         ds = config["experiment"].split(".")[1]
@@ -276,11 +279,11 @@ def figure3(axes, records: list[dict], points: int = 80) -> list[str]:
     one line per seed, at most ``points`` points each. Returns the datasets drawn."""
     from dpnotes.experiments import current
 
-    paper = current([r for r in records if r["spec"]["profile"] == "paper"], sa.configs("paper"))
+    paper = current([r for r in records if Record.of(r).profile == "paper"], sa.configs("paper"))
     drawn = [ds for ds in sa.DATASETS if all(paper.get(sa.table3_run(ds, k)) for k in sa.TABLE3_SCHEME)]
     for (ax_loss, ax_acc), ds in zip(axes, drawn):
         for colour, (key, label) in zip(("C0", "C1", "C2", "C3"), FIG3_SCHEMES.items()):
-            for n, r in enumerate(sorted(paper[sa.table3_run(ds, key)], key=lambda r: r["spec"]["seed"])):
+            for n, r in enumerate(sorted(paper[sa.table3_run(ds, key)], key=lambda r: Record.of(r).seed)):
                 curve = sa.curve(r)
                 shown = curve[::max(1, len(curve) // points)] + curve[-1:]
                 eps = [sa.eps_paper(ds, p["accepted_steps"]) for p in shown]
@@ -293,3 +296,89 @@ def figure3(axes, records: list[dict], points: int = 80) -> list[str]:
         ax_acc.set(title=f"{name}: test accuracy", xlabel="ε, Theorem 1 (accepted steps)", ylabel="test accuracy (%)")
         ax_acc.legend(loc="lower right")
     return drawn
+
+
+def findings_markdown(stopping: pd.DataFrame, acceptance: pd.DataFrame, stored: list[dict]) -> str:
+    """The chapter's findings: Theorem 1 against a sound count (from :func:`stopping_frame`), the
+    acceptance Table 3's advantage needs, the conversion, the equations' typos, the energy on the
+    test set (:func:`energy_finding`), what our runs measured (:func:`measured_findings` of
+    ``acceptance``) and Table 2's provenance, as Markdown."""
+    be = break_even_frame()["break_even_rate"]
+    worst = stopping["all candidates, T_max"]
+    half = stopping["all candidates, rate 1/2"]
+    text = ("\n"
+        "- **Theorem 1 is not a sound privacy bound** (What held, above: not reproduced). Every candidate releases a "
+        "noisy gradient of a fresh batch, and the accept decision, hence the output, depends on it. At the paper's "
+        "stopping point the accepted-steps $\\varepsilon$ is the budget, but counting every candidate gives "
+        f"$\\varepsilon$ = {half.min():.2f} to {half.max():.2f} if half of the candidates are accepted, and up to "
+        f"{worst['mnist']:.2f} (MNIST), {worst['fmnist']:.2f} (Fashion-MNIST) and {worst['cifar10']:.2f} (CIFAR-10) in "
+        "the worst case that a data-independent guarantee must cover ($\\mu_0$ rejections before every accept). A "
+        f"tight accountant (PLD) lowers these worst cases only to {stopping['pld, T_max']['mnist']:.2f}, "
+        f"{stopping['pld, T_max']['fmnist']:.2f} and {stopping['pld, T_max']['cifar10']:.2f}. Moreover $\\tau$ is "
+        "data-dependent, so even an accepted-steps count would be an ex-post value.\n"
+        "- **Table 3's privacy advantage needs near-total acceptance.** Under sound accounting SA-DPSGD has the "
+        f"lowest $\\varepsilon$ of a Table 3 row only if it accepts more than {be.min():.0%} to {be.max():.0%} of its "
+        "candidates, depending on the row (table above); the acceptance rule forces an accept only after $\\mu_0$ "
+        "rejections, and as $\\tau$ grows $Q = Q_0 \\tau$ makes the rule ever more greedy, so rates well below 1 are "
+        "expected. Our measured rates are below.\n"
+        "- **Classic conversion** (claim `sadpsgd.sec3_3.classic_conversion`: reproduced): for the same RDP curve the "
+        "improved conversion (Lemma 3) gives a smaller $\\varepsilon$ than the classic one the paper uses; at the "
+        "worst case above, `rdp` (improved) gives "
+        f"{stopping['rdp, T_max'].div(stopping['rdp-classic, T_max']).mean():.0%} of `rdp-classic` on average.\n"
+        "- **Eqs. (4) and (9) omit the logarithm** in front of the binomial sum of the subsampled-Gaussian RDP; Eq. "
+        "(8) and the cited result (Mironov, Talwar, Zhang 2019) have it, and our accountants use it: we read the "
+        "printed equations as typos.\n"
+        "- **The energy is the test loss**: candidates are kept by how they change the loss on the test set, so the "
+        "reported test accuracy is selected on the test set itself and can be optimistic. "
+        f"{energy_finding(stored)}\n")
+    text += "".join(f"- {line}\n" for line in measured_findings(acceptance))
+    text += ("- **Table 2 is Tramèr and Boneh's setup** {cite:p}`tramer2021differentially`: their end-to-end tanh "
+             "CNNs with the same batch sizes, learning rates, noise multipliers and $C = 0.1$. They trained with "
+             "momentum 0.9 on shuffled fixed-size batches. Alg. 2 uses Poisson batches and writes a plain gradient "
+             "step; we use Poisson batches for every scheme and, like Tramèr and Boneh, momentum 0.9, for which these "
+             "learning rates were tuned (`dpnotes.experiments.sadpsgd.MOMENTUM`). A rejected candidate leaves no "
+             "trace: the momentum buffer is restored with the weights.\n")
+    return text
+
+
+def settings_frame() -> pd.DataFrame:
+    """Table 2's settings per dataset."""
+    return pd.DataFrame({ds: sa.setting(ds) for ds in sa.DATASETS}).T.rename_axis("dataset")
+
+
+def acceptance_chart(acceptance: pd.DataFrame, records: list[dict]) -> Finding:
+    """:func:`acceptance_figure` of our SA-DPSGD runs, rendered (nothing while none is stored)."""
+    import matplotlib.pyplot as plt
+
+    if not len(acceptance):
+        return Finding("")
+    fig, axes = plt.subplots(3, 1, figsize=(7.5, 10))
+    acceptance_figure(axes, records)
+    fig.tight_layout()
+    return Finding("", shown=(tables.figure(
+        fig, number="Ours (how Alg. 2 decided)",
+        caption="Per data set, over the last 200 candidates of each of our SA-DPSGD runs: the share accepted, the "
+                "share accepted uphill by Eq. 3's draw and the share forced after μ0 rejections, against accepted "
+                "steps τ.",
+        alt="Line plots of the acceptance share, falling as training goes on, with the uphill and forced shares below "
+            "it."),))
+
+
+def figure3_chart(records: list[dict]) -> Finding:
+    """:func:`figure3` of our Table 3 runs, rendered (a note while none is stored)."""
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 2, figsize=(7.5, 7.5), squeeze=False)
+    drawn = figure3(axes, records)
+    if not drawn:
+        plt.close(fig)
+        return note("no Table 3 run stored")
+    fig.tight_layout()
+    names = {"mnist": "MNIST", "fmnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}
+    return Finding("", drawn, (tables.figure(
+        fig, number="Figure 3 (paper) / ours",
+        caption="Test loss (left) and test accuracy (right) against ε under Theorem 1's accounting, the paper's, for "
+                "DP-SGD, its tanh and AUTO-S variants and SA-DPSGD, on " + " and ".join(names[d] for d in drawn)
+                + "; one line per seed. Under a sound count SA-DPSGD's lines would move right (see above).",
+        alt="Line plots of test loss falling and test accuracy rising with epsilon for four schemes on each data set "
+            "drawn."),))
