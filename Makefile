@@ -52,6 +52,7 @@ $(STAMP):
 	touch $@
 
 test: $(STAMP)
+	$(BIN)/ruff check .
 	$(BIN)/pytest -n 2 --dist loadfile --nbval-lax --nbval-current-env --durations=15 $(PYTEST_ARGS)
 
 # Every notebook, executed at PROFILE into the ignored book/executed/ by book/execute.py, which

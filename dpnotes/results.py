@@ -26,8 +26,17 @@ from typing import Iterator
 
 from dpnotes import jsonio, validate
 from dpnotes.atomic import atomic_write
-from dpnotes.record_checks import (RECORD_FIELDS, REPRICE_RTOL, Scan, check_epsilon,  # noqa: F401  (API)
-                                   problem, reprice, scan, seal_path, seal_text)
+from dpnotes.record_checks import (  # noqa: F401  (API)
+    RECORD_FIELDS,
+    REPRICE_RTOL,
+    Scan,
+    check_epsilon,
+    problem,
+    reprice,
+    scan,
+    seal_path,
+    seal_text,
+)
 from dpnotes.spec import RunSpec
 
 PROFILES = ("smoke", "quick", "paper")

@@ -40,8 +40,9 @@ ALPHA = np.linspace(0, 1, 2001)
 
 def test_mu_formulas_match_opacus():
     for q, s, t in [(0.01, 1.0, 1000), (256 / 60000, 1.1, 14062.5), (0.3, 3.0, 7)]:
-        assert mu_poisson(q, s, t) == pytest.approx(opacus_gdp.compute_mu_poisson(steps=t, noise_multiplier=s, sample_rate=q))
-        assert mu_uniform(q, s, t) == pytest.approx(opacus_gdp.compute_mu_uniform(steps=t, noise_multiplier=s, sample_rate=q))
+        kw = {"steps": t, "noise_multiplier": s, "sample_rate": q}
+        assert mu_poisson(q, s, t) == pytest.approx(opacus_gdp.compute_mu_poisson(**kw))
+        assert mu_uniform(q, s, t) == pytest.approx(opacus_gdp.compute_mu_uniform(**kw))
 
 
 def test_delta_of_gaussian_mechanism_is_exact_hockey_stick():
@@ -80,13 +81,15 @@ def test_mu_eps_round_trip(mu, delta):
 @settings(max_examples=15, deadline=None)
 @given(qs, sigmas, steps_, st.floats(1.01, 4))
 def test_eps_grows_with_steps_and_q_and_shrinks_with_sigma(q, sigma, steps, factor):
-    base = epsilon(q, sigma, steps, 1e-5, "rdp")["rdp"]["epsilon"], epsilon(q, sigma, steps, 1e-5, "clt")["clt"]["epsilon"]
+    base = (epsilon(q, sigma, steps, 1e-5, "rdp")["rdp"]["epsilon"],
+            epsilon(q, sigma, steps, 1e-5, "clt")["clt"]["epsilon"])
     for changed in [
         dict(q=q, sigma=sigma, steps=steps * factor),
         dict(q=min(1.0, q * factor), sigma=sigma, steps=steps),
         dict(q=q, sigma=sigma / factor, steps=steps),
     ]:
-        more = epsilon(delta=1e-5, accountant="rdp", **changed)["rdp"]["epsilon"], epsilon(delta=1e-5, accountant="clt", **changed)["clt"]["epsilon"]
+        more = (epsilon(delta=1e-5, accountant="rdp", **changed)["rdp"]["epsilon"],
+                epsilon(delta=1e-5, accountant="clt", **changed)["clt"]["epsilon"])
         assert more[0] >= base[0] - 1e-12 and more[1] >= base[1] - 1e-12
 
 
@@ -219,7 +222,8 @@ def test_prv_calibration():
         (lambda: composed_subsampled_gaussian_tradeoff(0.1, 1, 1, ALPHA, discretization=0), "discretization"),
         (lambda: min_error_sum([0, 1], [0.5]), "beta"), (lambda: min_error_sum([0, 1], [0.5, 2]), "beta"),
         (lambda: integer_steps(0), "steps"), (lambda: prv_epsilon(0.1, 0, 10, 1e-5), "sigma"),
-        (lambda: prv_epsilon(0.1, 1, 10, 0), "delta"), (lambda: prv_epsilon(0.1, 1, 10, 1e-5, eps_error=0), "eps_error"),
+        (lambda: prv_epsilon(0.1, 1, 10, 0), "delta"),
+        (lambda: prv_epsilon(0.1, 1, 10, 1e-5, eps_error=0), "eps_error"),
         (lambda: epsilon(0.1, 1, 10, 1e-5, "moments"), "accountant"), (lambda: epsilon(0.1, 1, -1, 1e-5), "steps"),
         (lambda: epsilon(0.1, 1, 10, 1e-5, orders=[1.0]), "orders"),
         (lambda: noise_multiplier(0, 0.1, 10, 1e-5), "target_epsilon"),

@@ -50,7 +50,8 @@ def test_numerical_accountants_refuse_1e9_steps_before_allocating(name, sigma, q
 
 @pytest.mark.parametrize("q", [1e-9, 1.0])
 def test_pld_names_the_discretization_that_fits_tiny_sigma(q):
-    with pytest.raises(GridTooLargeError, match=r"discretization >= 0\.00[0-9]+ \(`dpnotes epsilon --pld-discretization`\)"):
+    advice = r"discretization >= 0\.00[0-9]+ \(`dpnotes epsilon --pld-discretization`\)"
+    with pytest.raises(GridTooLargeError, match=advice):
         epsilon(q, 0.01, 1, 1e-5, accountant="pld")
 
 

@@ -4,8 +4,9 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
 from dp_accounting.rdp import rdp_privacy_accountant
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from opacus.accountants.analysis.rdp import get_privacy_spent
 from scipy import integrate
 from scipy.stats import norm
@@ -79,7 +80,8 @@ def test_full_batch_is_gaussian_rdp():
 
 def test_rdp_is_linear_in_fractional_steps():
     a = resolve_orders("tf-compute")
-    np.testing.assert_allclose(subsampled_gaussian_rdp(0.01, 1.1, 2.5, a), 2.5 * subsampled_gaussian_rdp(0.01, 1.1, 1, a))
+    np.testing.assert_allclose(subsampled_gaussian_rdp(0.01, 1.1, 2.5, a),
+                               2.5 * subsampled_gaussian_rdp(0.01, 1.1, 1, a))
 
 
 def test_order_lists():

@@ -11,10 +11,10 @@ from dp_accounting.rdp.rdp_privacy_accountant import RdpAccountant as GoogleRdpA
 
 from dpnotes import claims
 from dpnotes.accounting import ACCOUNTANTS, epsilon, rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
+from dpnotes.accounting.calibrate import max_steps, noise_multiplier
 from dpnotes.accounting.dpis import DPISAccountant
 from dpnotes.accounting.registry import ACCOUNTANT_NAMES, UnsupportedEventError, accountant, price
 from dpnotes.accounting.sadpsgd import sadpsgd_epsilon, sadpsgd_epsilon_sound
-from dpnotes.accounting.calibrate import max_steps, noise_multiplier
 from dpnotes.cli import main
 from dpnotes.experiments.gdp import mechanism
 from dpnotes.ledger import (
@@ -148,13 +148,15 @@ def test_pld_within_prv_bounds(entries):
 def test_pld_and_prv_round_fractional_counts_up():
     step = sgm(0.01, 1.0)
     for name in ("pld", "prv"):
-        assert accountant(name).price(Ledger([(step, 99.2)]), DELTA) == accountant(name).price(Ledger([(step, 100)]), DELTA)
+        acc = accountant(name)
+        assert acc.price(Ledger([(step, 99.2)]), DELTA) == acc.price(Ledger([(step, 100)]), DELTA)
 
 
 def test_prv_of_one_event_is_todays_prv():
     from dpnotes.accounting import prv_epsilon
 
-    assert accountant("prv").price(SelfComposedDpEvent(sgm(0.01, 1.0), 250), DELTA) == prv_epsilon(0.01, 1.0, 250, DELTA)._asdict()
+    priced = accountant("prv").price(SelfComposedDpEvent(sgm(0.01, 1.0), 250), DELTA)
+    assert priced == prv_epsilon(0.01, 1.0, 250, DELTA)._asdict()
 
 
 # --- refusals ----------------------------------------------------------------------------------
@@ -257,12 +259,14 @@ def test_accepted_only_versus_sound():
     sound = dataclasses.replace(paper, accepted_only=False)
     tau = sum(accepted)
     assert paper.price(ledger, DELTA)["epsilon"] == pytest.approx(sadpsgd_epsilon(q, sigma, tau, DELTA)[0], rel=1e-12)
-    assert sound.price(ledger, DELTA)["epsilon"] == pytest.approx(sadpsgd_epsilon_sound(q, sigma, 600, DELTA)[0], rel=1e-12)
+    expected = sadpsgd_epsilon_sound(q, sigma, 600, DELTA)[0]
+    assert sound.price(ledger, DELTA)["epsilon"] == pytest.approx(expected, rel=1e-12)
     assert sound.price(ledger, DELTA)["epsilon"] > paper.price(ledger, DELTA)["epsilon"]
     everything = Ledger([(CandidateStepDpEvent(sgm(q, sigma), accepted=True), 600)])
     assert paper.price(everything, DELTA) == sound.price(everything, DELTA)
     for name in ("rdp", "rdp-classic", "clt", "dpis"):  # sound accountants ignore `accepted`
-        assert accountant(name).price(ledger, DELTA) == pytest.approx(accountant(name).price(everything, DELTA), rel=1e-12)
+        acc = accountant(name)
+        assert acc.price(ledger, DELTA) == pytest.approx(acc.price(everything, DELTA), rel=1e-12)
 
 
 # --- scale ------------------------------------------------------------------------------------------

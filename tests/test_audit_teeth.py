@@ -7,7 +7,6 @@ caught: their lower bound exceeds the eps their ledger claims. Tiny size: one fu
 from types import SimpleNamespace
 
 import numpy as np
-import pytest
 import torch
 
 from dpnotes.audit import campaign

@@ -7,16 +7,13 @@ the printed cells, and numbers that two papers share agree.
 
 from __future__ import annotations
 
-import json
 import math
 import tomllib
 from importlib import resources
 
 import pytest
 
-from dpnotes import jsonio
-
-from dpnotes import claims, experiments
+from dpnotes import claims, experiments, jsonio
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.results import PROFILES
 

@@ -3,9 +3,9 @@
 import gzip
 
 import pytest
+from datafiles import make_idx
 
 import dpnotes.data.registry as registry_module
-from datafiles import make_idx
 from dpnotes.cli import main
 
 

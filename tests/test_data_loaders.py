@@ -6,13 +6,33 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from datafiles import (
+    IMDB_REVIEWS,
+    MOVIELENS,
+    idx_bytes,
+    make_adult,
+    make_cifar,
+    make_idx,
+    make_imdb_jsonl,
+    make_imdb_tarball,
+    make_movielens,
+    write,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from datafiles import (IMDB_REVIEWS, MOVIELENS, idx_bytes, make_adult, make_cifar, make_idx, make_imdb_jsonl,
-                       make_imdb_tarball, make_movielens, write)
-from dpnotes.data import (adult_features, imdb_sequences, load_adult, load_cifar10, load_fashion_mnist,
-                          load_imdb, load_mnist, load_movielens, read_labels, read_movielens)
+from dpnotes.data import (
+    adult_features,
+    imdb_sequences,
+    load_adult,
+    load_cifar10,
+    load_fashion_mnist,
+    load_imdb,
+    load_mnist,
+    load_movielens,
+    read_labels,
+    read_movielens,
+)
 from dpnotes.data.adult import GROUPS, NUM_FEATURES, _quintile_bins
 from dpnotes.data.images import read_idx
 from dpnotes.data.imdb import OOV, START, build_vocabulary, encode, tokenize

@@ -6,9 +6,18 @@ import os
 import pytest
 import torch
 
-from dpnotes.data import store
-from dpnotes.data import (adult_features, imdb_sequences, load_adult, load_cifar10, load_fashion_mnist, load_imdb,
-                          load_mnist, load_movielens, verify)
+from dpnotes.data import (
+    adult_features,
+    imdb_sequences,
+    load_adult,
+    load_cifar10,
+    load_fashion_mnist,
+    load_imdb,
+    load_mnist,
+    load_movielens,
+    store,
+    verify,
+)
 from dpnotes.data.adult import CATEGORIES
 
 pytestmark = [

@@ -29,7 +29,8 @@ def test_pack_then_unpack_in_two_deliveries(tmp_path):
         (d / "adult").mkdir(parents=True)
         for p in chosen:
             (d / "adult" / p.name).write_bytes(p.read_bytes())
-        (d / "adult" / "adult.names.pieces.json").write_text((tmp_path / "out/adult/adult.names.pieces.json").read_text())
+        meta = (tmp_path / "out/adult/adult.names.pieces.json").read_text()
+        (d / "adult" / "adult.names.pieces.json").write_text(meta)
     target = tmp_path / "new"
     assert "waiting for adult.names.part002" in pieces.unpack(first, target)[0]
     assert not (target / "adult" / "adult.names").exists()

@@ -4,9 +4,8 @@ import gzip
 import os
 
 import pytest
+from datafiles import COMPRESS, make_cifar, make_idx, make_imdb_tarball, make_movielens, md5, plain_spec, sha256, write
 
-from datafiles import (COMPRESS, make_cifar, make_idx, make_imdb_tarball, make_movielens, md5, plain_spec,
-                       sha256, write)
 from dpnotes.data import ChecksumError, fetch, verify
 from dpnotes.data.registry import REGISTRY, FileSpec, Source, dataset, get_dataset
 from dpnotes.data.store import MIRROR_ENV, atomic_write, cache_root, fetch_any, mirror_roots

@@ -13,7 +13,9 @@ import pytest
 import torch
 from torch import nn
 
-from dpnotes import experiments, provenance, runner, spec as specmod, train as train_pkg
+from dpnotes import experiments, provenance, runner
+from dpnotes import spec as specmod
+from dpnotes import train as train_pkg
 from dpnotes.accounting.registry import price
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
 from dpnotes.results import Store

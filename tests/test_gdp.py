@@ -17,14 +17,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dpnotes import claims
-from dpnotes.data import prepare
 from dpnotes.accounting.rdp import rdp_epsilon
-from dpnotes.experiments import gdp, gdp_data
+from dpnotes.data import prepare
+from dpnotes.experiments import gdp, gdp_data, resolve
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.report import gdp as gdp_report
-from dpnotes.report import verdicts
 from dpnotes.report.verdicts import VERDICTS, judge, printed
-from dpnotes.experiments import resolve
 from dpnotes.results import PROFILES, Store
 from dpnotes.train import TrainConfig, rating_metrics
 
@@ -205,7 +203,8 @@ def test_quick_configs_keep_q_and_sigma_and_only_shorten():
             continue
         p = paper[(c["experiment"], c["seed"])]["train"]
         t = c["train"]
-        assert (t["batch_size"], t.get("noise_multiplier"), t["lr"]) == (p["batch_size"], p.get("noise_multiplier"), p["lr"])
+        keys = lambda d: (d["batch_size"], d.get("noise_multiplier"), d["lr"])  # noqa: E731
+        assert keys(t) == keys(p)
         assert t["epochs"] * t["steps_per_epoch"] < p["epochs"] * 50
         assert c["subset"]["train"] is None
 

@@ -4,11 +4,13 @@ import pytest
 import torch
 from scipy import stats
 from torch import nn
+from toy_runs import data as _data
+from toy_runs import model as _model
+from toy_runs import run as _run
+from toy_runs import strip as _strip
 
 from dpnotes.methods import dplis
 from dpnotes.train import Plugin, TrainConfig, build_context, private_step
-
-from toy_runs import data as _data, model as _model, run as _run, strip as _strip
 
 ALPHA = 1e-3  # false-alarm rate of each statistical test below
 CFG = TrainConfig(epochs=2, batch_size=16, lr=0.05, normalize="none", noise_multiplier=1.1,

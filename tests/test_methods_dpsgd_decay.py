@@ -8,14 +8,16 @@ import pytest
 import torch
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant
+from toy_runs import data as _data
+from toy_runs import model as _model
+from toy_runs import run as _run
+from toy_runs import strip as _strip
 
 from dpnotes import methods
 from dpnotes.accounting.registry import price
 from dpnotes.ledger import Ledger
 from dpnotes.methods import dpsgd_decay as decay
 from dpnotes.train import TrainConfig, train
-
-from toy_runs import data as _data, model as _model, run as _run, strip as _strip
 
 CFG = TrainConfig(epochs=3, batch_size=16, lr=0.05, noise_multiplier=1.3, clip=1.0, accountants=("rdp",), seed=3)
 

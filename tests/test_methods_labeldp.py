@@ -42,8 +42,8 @@ def test_registered_and_resolved():
     assert labeldp.resolve({"epsilon": 2.0, "num_classes": K}) == {
         "epsilon": 2.0, "num_classes": K, "mechanism": "rr", "prior": None, "stages": 1, "stage_fractions": None,
         "temperature": 1.0, "filter": True, "mixup_alpha": [0.0], "augment": []}
-    assert labeldp.resolve({"epsilon": 1.0, "num_classes": 2, "mechanism": "rr_prior", "prior": (0.25, 0.75)})["prior"] \
-        == [0.25, 0.75]
+    settings = {"epsilon": 1.0, "num_classes": 2, "mechanism": "rr_prior", "prior": (0.25, 0.75)}
+    assert labeldp.resolve(settings)["prior"] == [0.25, 0.75]
 
 
 def test_one_label_event_and_randomized_targets_are_trained_on():

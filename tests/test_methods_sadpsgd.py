@@ -6,14 +6,16 @@ import math
 import pytest
 import torch
 from scipy import stats
+from toy_runs import data as _data
+from toy_runs import model as _model
+from toy_runs import run as _run
+from toy_runs import strip as _strip
 
 from dpnotes.accounting.registry import price
 from dpnotes.accounting.sadpsgd import sadpsgd_epsilon, sadpsgd_epsilon_sound
 from dpnotes.ledger import CandidateStepDpEvent, GaussianDpEvent, Ledger, PoissonSampledDpEvent
 from dpnotes.methods import sadpsgd
 from dpnotes.train import Plugin, TrainConfig, build_context, train
-
-from toy_runs import data as _data, model as _model, run as _run, strip as _strip
 
 ALPHA = 1e-3  # false-alarm rate of each statistical test below
 CFG = TrainConfig(epochs=2, batch_size=16, lr=2.0, noise_multiplier=1.0, clip=1.0,

@@ -4,11 +4,11 @@ per-sample gradients by torch.func against one-example-at-a-time autograd."""
 from __future__ import annotations
 
 import pytest
+import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-import torch
-from torch.func import functional_call, grad, vmap
 from torch import nn
+from torch.func import functional_call, grad, vmap
 
 from dpnotes import models
 

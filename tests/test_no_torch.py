@@ -5,9 +5,9 @@ method and train registries a run config's spec id is made from); the paths belo
 """
 
 import json
-from pathlib import Path
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 

@@ -7,10 +7,11 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import given, strategies as st
+from fake_records import record
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dpnotes.record import MissingField, Record, add_final, assemble
-from fake_records import record
 
 REPO = Path(__file__).resolve().parents[1]
 CHECKED = ("dpnotes", "notebooks")

@@ -3,9 +3,9 @@ matches: `dpnotes results seal` seals a record that passes every other check), a
 reprices to the stored eps (afresh, not from the reprice cache), and provenance per segment; no
 paper-profile record comes from a dirty tree."""
 
+import json
 from pathlib import Path
 
-import json
 import pytest
 
 from dpnotes.results import RECORD_FIELDS, check_epsilon, seal_path, seal_text

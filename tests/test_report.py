@@ -4,7 +4,8 @@ intervals over seeds, equivalence margins, paired comparisons, inconclusive, fid
 import math
 
 import pytest
-from hypothesis import assume, given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dpnotes.claims import Claim
 from dpnotes.experiments import measurement

@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from fake_records import record
 
 from dpnotes.report import chapter, findings
 from dpnotes.report import gdp as gdp_report
 from dpnotes.report import sadpsgd as sa_report
 from dpnotes.report.findings import Finding, note
-from fake_records import record
 
 
 def test_finding_shows_its_tables_then_its_text(monkeypatch, capsys):

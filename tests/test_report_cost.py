@@ -114,6 +114,7 @@ def test_cli_reads_a_store_without_the_scoreboard(tmp_path, capsys):
             expected = sum(segment_cost(s, "r")["cpu_core_h"] for s in segments)
     assert main(["cost", "--results", str(tmp_path), "--no-claims", "--json", "--profile", "paper"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert [(r["profile"], r["cpu_core_h"]) for r in out["by_profile"]] == [("paper", pytest.approx(expected, abs=0.01))]
+    by_profile = [(r["profile"], r["cpu_core_h"]) for r in out["by_profile"]]
+    assert by_profile == [("paper", pytest.approx(expected, abs=0.01))]
     assert main(["cost", "--results", str(tmp_path), "--claims", "--no-claims"]) == 2
     assert "exclude each other" in capsys.readouterr().err

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from fake_records import for_config, record
 
 from dpnotes import claims
 from dpnotes.experiments import dpis as X
 from dpnotes.report import dpis as report
 from dpnotes.report.findings import Finding
-from fake_records import for_config, record
 
 
 def test_public_helpers_match_the_experiments_module():

@@ -4,11 +4,11 @@ the registry arithmetic is tested in test_dplis_findings.py)."""
 from __future__ import annotations
 
 import pytest
+from fake_records import for_config
 
 from dpnotes import claims
 from dpnotes.experiments import dplis as X
 from dpnotes.report import dplis as report
-from fake_records import for_config
 
 
 def test_nothing_stored():

@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 
 import pytest
+from fake_records import for_config, record
 
 from dpnotes import claims
 from dpnotes.experiments import labeldp as X
 from dpnotes.report import labeldp as report
-from fake_records import for_config, record
 
 
 def test_public_helpers_match_the_experiments_module():

@@ -147,11 +147,12 @@ def test_setup_is_stamped_on_pyproject_and_constraints(scratch):
     assert not any(l == f"touch {stamp}" for l in lines)
 
 
-def test_make_test_runs_pytest_with_nbval_on_two_workers(scratch):
+def test_make_test_runs_ruff_then_pytest_with_nbval_on_two_workers(scratch):
     (stamp,) = [l.split()[-1] for l in make_n(scratch, "setup") if l.startswith("touch ")]
     (scratch / stamp).parent.mkdir(parents=True)
     (scratch / stamp).touch()
-    (line,) = make_n(scratch, "test")
+    lint, line = make_n(scratch, "test")
+    assert lint.split()[-2:] == ["check", "."] and lint.split()[0].endswith("ruff")  # the linter first
     args = line.split()
     assert {"--nbval-lax", "--nbval-current-env", "--dist", "loadfile"} <= set(args)
     assert args[args.index("-n") + 1] == "2"

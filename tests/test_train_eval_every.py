@@ -4,12 +4,12 @@ import math
 
 import pytest
 import torch
+from toy_runs import run as _run
+from toy_runs import strip as _strip
 
 from dpnotes.methods import sadpsgd
 from dpnotes.train import TrainConfig
 from dpnotes.train.privatize import AUTO_S_GAMMA, clip_factors, clipped_sum
-
-from toy_runs import data as _data, model as _model, run as _run, strip as _strip
 
 CFG = TrainConfig(epochs=2, batch_size=16, lr=0.5, clip=1.0, noise_multiplier=1.0, delta=1e-3,
                   steps_per_epoch=6, accountants=("rdp",), seed=1)

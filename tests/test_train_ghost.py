@@ -12,8 +12,15 @@ from dpnotes.methods import dplis
 from dpnotes.train import TrainConfig, build_context, private_step
 from dpnotes.train.ghost import FactoredGrads, GhostGrads
 from dpnotes.train.ghost_layers import OuterRecord
-from dpnotes.train.grads import (FuncGrads, add_examples, grad_norms, param_norms, per_example_loss,
-                                 scale_examples, trainable)
+from dpnotes.train.grads import (
+    FuncGrads,
+    add_examples,
+    grad_norms,
+    param_norms,
+    per_example_loss,
+    scale_examples,
+    trainable,
+)
 from dpnotes.train.privatize import clip_factors, clipped_sum
 
 RTOL = 1e-5

@@ -5,8 +5,7 @@ import torch
 from torch import nn
 
 from dpnotes import models
-from dpnotes.train.grads import (FuncGrads, OpacusGrads, grad_norms, make_backend,
-                                 per_example_loss, trainable)
+from dpnotes.train.grads import FuncGrads, OpacusGrads, grad_norms, make_backend, per_example_loss, trainable
 
 
 class TwoTower(nn.Module):

@@ -3,14 +3,13 @@
 import pytest
 import torch
 from torch import nn
+from toy_plugins import AcceptIfLossDecreases, ImportanceSampling, Mixup, NoiseSchedule, ParameterSmoothing
 
 from dpnotes.accounting.registry import price
-from dpnotes.ledger import (CandidateStepDpEvent, GaussianDpEvent, Ledger, PoissonSampledDpEvent,
-                            event_to_json)
+from dpnotes.ledger import CandidateStepDpEvent, GaussianDpEvent, Ledger, PoissonSampledDpEvent, event_to_json
 from dpnotes.train import Plugin, TrainConfig, build_context, train
 from dpnotes.train.grads import trainable
 from dpnotes.train.plugins import check_plugins
-from toy_plugins import AcceptIfLossDecreases, ImportanceSampling, Mixup, NoiseSchedule, ParameterSmoothing
 
 
 def _data(n=80, seed=0):

@@ -5,10 +5,9 @@ from typing import Callable
 
 import numpy as np
 import torch
-
-from dpnotes import validate
 from dp_accounting.dp_event import UnsupportedDpEvent
 
+from dpnotes import validate
 from dpnotes.ledger import GaussianDpEvent, PoissonSampledDpEvent
 from dpnotes.train import Plugin
 from dpnotes.train.sampling import to_device

@@ -25,8 +25,8 @@ import dataclasses
 from collections.abc import Sequence
 
 from dpnotes import validate
-from dpnotes.accounting.rdp import _check_sgm, resolve_orders
 from dpnotes.accounting import registry
+from dpnotes.accounting.rdp import _check_sgm, resolve_orders
 from dpnotes.accounting.registry import ACCOUNTANT_NAMES, PldAccountant, RdpAccountant
 
 ACCOUNTANTS = ("rdp", "rdp-classic", "clt", "pld")  # what "all" means

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from dpnotes import validate
 from dpnotes.accounting.rdp import _check_sgm, log_erfc
 
-
 _EXP_MAX = 700.0  # math.exp overflows beyond about 709.78
 _MU_MAX = 1e154  # mu^2 / 2 overflows a float beyond about 1.9e154
 

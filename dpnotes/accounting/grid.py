@@ -92,7 +92,8 @@ def check_prv_grid(points: float, mechanisms: Sequence[tuple[float, float, float
         "use pld or an rdp accountant")
 
 
-def prv_failed(mechanisms: Sequence[tuple[float, float, float]], delta: float, exc: Exception) -> NumericalAccountantError:
+def prv_failed(mechanisms: Sequence[tuple[float, float, float]], delta: float,
+               exc: Exception) -> NumericalAccountantError:
     """The error to raise when the PRV library fails on these inputs (tiny delta or sigma)."""
     return NumericalAccountantError(
         f"prv: the PRV accountant cannot price {_describe(mechanisms)} at delta {delta:g} "

@@ -17,8 +17,7 @@ from prv_accountant.accountant import compute_safe_domain_size
 
 from dpnotes import validate
 from dpnotes.accounting.grid import check_prv_grid, prv_failed
-from dpnotes.accounting.rdp import _check_sgm
-from dpnotes.accounting.rdp import integer_steps
+from dpnotes.accounting.rdp import _check_sgm, integer_steps
 
 
 class PRVEpsilon(NamedTuple):

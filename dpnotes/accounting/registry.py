@@ -22,6 +22,7 @@ import math
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -33,7 +34,9 @@ from dpnotes.accounting.rdp import _check_sgm, integer_steps, rdp_to_epsilon, re
 
 # The ledger's events (dp_accounting's, which import scipy) are imported where a ledger or an
 # event is priced, not here: ``dpnotes epsilon`` prices (q, sigma, steps) directly
-# (:meth:`Accountant.price_mechanisms`) and answers without them.
+# (:meth:`Accountant.price_mechanisms`) and answers without them; type checkers see them here.
+if TYPE_CHECKING:
+    from dpnotes.ledger import DpEvent, Ledger
 
 
 class UnsupportedEventError(ValueError):
@@ -51,8 +54,15 @@ def _type_name(event: DpEvent) -> str:
 
 def _leaves(event: DpEvent, count: float, skip_rejected: bool) -> Iterator[tuple[DpEvent, float]]:
     """(event, count) for every release in the tree, composites unpacked (module docstring)."""
-    from dpnotes.ledger import (CandidateStepDpEvent, ComposedDpEvent, DpEvent, DpisIterationDpEvent,
-                                NoOpDpEvent, SelfComposedDpEvent, check_count)
+    from dpnotes.ledger import (
+        CandidateStepDpEvent,
+        ComposedDpEvent,
+        DpEvent,
+        DpisIterationDpEvent,
+        NoOpDpEvent,
+        SelfComposedDpEvent,
+        check_count,
+    )
 
     if not isinstance(event, DpEvent):
         raise ValueError(f"expected a DpEvent, got {type(event).__name__}: {event!r}")
@@ -261,7 +271,8 @@ _ALL = (
                   "approximation", True),
     PrvAccountant("prv", "PRV accountant (Gopi et al. 2021) with bounds; 'upper' is the guarantee; slow",
                   "upper bound", False, epsilon_key="upper"),
-    PldAccountant("pld", "PLD accountant, pessimistic (connect the dots): tight upper bound; fractional counts rounded up",
+    PldAccountant("pld", "PLD accountant, pessimistic (connect the dots): tight upper bound; "
+                         "fractional counts rounded up",
                   "upper bound", False),
     RdpAccountant("dpis", "DPIS (Wei et al. 2022, Section 4.1): RDP at integer orders, Lemma 2.5 conversion",
                   "upper bound", True, orders="integer", conversion="improved"),

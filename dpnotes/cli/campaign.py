@@ -35,8 +35,8 @@ def register(sub) -> None:
 def main(args) -> int:
     import os
 
-    from dpnotes.cli.run import results_store
     from dpnotes import campaign as c
+    from dpnotes.cli.run import results_store
 
     budget = c.parse_budget(args.budget)
     papers = tuple(t for t in args.papers.split(",") if t)

@@ -64,7 +64,8 @@ def main(args) -> int:
               + ", ".join(f"{n} {c}" for c, n in t["context"].items()))
         print(f"  {'claim':44} {'paper':>9} {'ours':>10}  {'verdict':15} {'basis':16} fidelity")
         for r in (r for r in rows if r["paper"] == paper):
-            ours = "—" if r["ours"] is None else (f"{r['ours']:.4g}" if isinstance(r["ours"], float) else str(r["ours"]))
+            value = r["ours"]
+            ours = "—" if value is None else (f"{value:.4g}" if isinstance(value, float) else str(value))
             verdict = r["verdict"] if r["category"] == "claim" else f"({r['category']})"
             print(f"  {r['id']:44} {r['paper_value'] or '—':>9} {ours[:10]:>10}  {verdict:15} {basis(r):16} "
                   f"{r['fidelity'] or '—'}" + (f": {r['substitute']}" if r["substitute"] else ""))

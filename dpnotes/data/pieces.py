@@ -105,7 +105,8 @@ def unpack(src: str | os.PathLike, into: str | os.PathLike) -> list[str]:
             continue
         missing = [n for n in names if not (store.parent / n).is_file()]
         if missing:
-            lines.append(f"{rel}: {len(names) - len(missing)} of {len(names)} pieces here; waiting for {', '.join(missing)}")
+            lines.append(f"{rel}: {len(names) - len(missing)} of {len(names)} pieces here; "
+                         f"waiting for {', '.join(missing)}")
             continue
         partial = target.with_name(target.name + ".joining")
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -52,5 +52,6 @@ def verify(mirror=None, *, registry: Mapping[str, Dataset] | None = None) -> lis
                             results.append(VerifyResult(ds.name, names, path, False, str(exc).strip()))
                         else:
                             what = ", ".join(sorted({a for s in group for a in ("sha256", "md5") if getattr(s, a)}))
-                            results.append(VerifyResult(ds.name, names, path, True, f"{len(names)} file(s), content {what} match"))
+                            detail = f"{len(names)} file(s), content {what} match"
+                            results.append(VerifyResult(ds.name, names, path, True, detail))
     return results

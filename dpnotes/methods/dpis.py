@@ -62,7 +62,8 @@ Lemma 3.1's precondition (no record's probability capped at 1, i.e. ``K~ > b max
 ``K~ > k b C`` with the rejection sampler) is checked every step: the number of capped
 records and the margin ``K~ - b max_i ||g_i||`` (``g^_i`` with the sampler) go into each epoch
 record. Without the sampler, norms clipped at C and Eq. 12's floor ``K~ >= b C + xi`` make it
-hold; with it, it fails whenever ``K~ <= b max_i g^_i`` (e.g. k b > N~). If it fails, ``on_capped="refuse"`` raises; ``"dpsgd"`` charges the step as
+hold; with it, it fails whenever ``K~ <= b max_i g^_i`` (e.g. k b > N~). If it fails,
+``on_capped="refuse"`` raises; ``"dpsgd"`` charges the step as
 ``PoissonSampledDpEvent(min(1, b C / K~), GaussianDpEvent(sigma_G / r))``. Sound because:
 the added/removed record z is drawn with probability ``min(1, b ||g_z|| / K~) <= min(1, b C/K~)``
 whatever its gradient (the records' maximum over the dataset would NOT bound it), each drawn

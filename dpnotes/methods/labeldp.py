@@ -269,8 +269,8 @@ def run(model, train_data, test_data, train_config, config: Config, *, plugins=(
     """Train LP-1ST (one call of the loop) or LP-MST (``config.stages`` calls, module
     docstring); returns the last stage's result with every stage's epochs and the staged
     release in ``final["lp_mst"]``: stage and training-set sizes, each filtering stage's k̄ and
-    the previous model's top-k̄ accuracy on the test data (App. E, Fig. 5). A checkpoint path gets one file per stage (suffix
-    ``.stage<t>``), so an interrupted run resumes in the stage it was in."""
+    the previous model's top-k̄ accuracy on the test data (App. E, Fig. 5). A checkpoint path gets
+    one file per stage (suffix ``.stage<t>``), so an interrupted run resumes in the stage it was in."""
     if config.stages == 1:
         return train(model, train_data, test_data, train_config, plugins=hooks(config) + tuple(plugins),
                      progress=progress, checkpoint=checkpoint)

@@ -2,7 +2,8 @@
 
 Each step the engine makes a DP-SGD candidate w_new from the accepted model w_t (Alg. 2
 lines 3-9). Its energy is the TEST loss, J(w_new) (line 10; or another set, ``Config.energy``),
-and Delta E = J(w_new) - J(w_t) (line 11). The candidate is accepted if U <= P or mu >= mu0 (line 13), with U ~ U(0, 1) and
+and Delta E = J(w_new) - J(w_t) (line 11). The candidate is accepted if U <= P or mu >= mu0
+(line 13), with U ~ U(0, 1) and
 
     P = 1 if Delta E <= 0,   P = exp(-Delta E * Q) if Delta E > 0        (Eq. 3)
 

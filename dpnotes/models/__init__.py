@@ -9,9 +9,18 @@ eval mode: no in-place ops, recurrent layers written from matmuls. Models that c
 features (the ScatterNet CNNs) name their feature extractor: ``preprocessor(name)``.
 """
 
-from dpnotes.models.registry import (ModelSpec, create, example_batch, names, per_example, preprocessor,
-                                     resolved_kwargs, spec, version)
 from dpnotes.models import cnn, mlp, recsys, resnet, scatternet, text  # noqa: F401  (they register their models)
+from dpnotes.models.registry import (
+                                     ModelSpec,
+                                     create,
+                                     example_batch,
+                                     names,
+                                     per_example,
+                                     preprocessor,
+                                     resolved_kwargs,
+                                     spec,
+                                     version,
+)
 
 __all__ = ["ModelSpec", "create", "example_batch", "names", "per_example", "preprocessor", "resolved_kwargs",
            "spec", "version"]

@@ -12,8 +12,8 @@ from dpnotes import claims as claims_registry
 from dpnotes import experiments
 from dpnotes.claims import PAPERS
 from dpnotes.experiments.measurement import missing
-from dpnotes.report.verdicts import CATEGORIES, FIDELITIES, VERDICTS, Evidence, judge, plausible_sd
 from dpnotes.record import Record
+from dpnotes.report.verdicts import CATEGORIES, FIDELITIES, VERDICTS, Evidence, judge, plausible_sd
 from dpnotes.results import Store
 
 __all__ = ["VERDICTS", "FIDELITIES", "CATEGORIES", "Evidence", "judge", "record_flags", "scoreboard",

@@ -477,7 +477,8 @@ def findings(*, store=None, tight: bool = True) -> list[dict]:
         ours = f"{r['ours']:.4g}" if isinstance(r["ours"], float) else r["ours"]
         text = (f"**{r['id']}** ({r['source']}): paper {r['paper_value'] if r['paper_value'] else '—'}, "
                 f"ours {ours}" + (f" ({r['detail']})" if r["detail"] else "") + f"; evidence: {evidence}"
-                + f"; basis: {basis(r)}, fidelity: {r['fidelity']}" + (f" ({r['substitute']})" if r["substitute"] else "")
+                + f"; basis: {basis(r)}, fidelity: {r['fidelity']}"
+                + (f" ({r['substitute']})" if r["substitute"] else "")
                 + ".")
         if r["id"] in digits:
             text += " " + _digit_text(digits[r["id"]])

@@ -323,8 +323,8 @@ def what_held(rows: list[dict], paper: str) -> Html:
     html = (f'{STYLE}<div class="what-held dpn-held" data-paper="{paper}" data-answer="{word}">'
             f"<p><strong>What held.</strong> {_md_bold(sentence)}</p><ul>{''.join(lines)}</ul>"
             + (f'<p class="dpn-spread">{escape(spread)}</p>' if spread else "")
-            +             f'<p class="dpn-rule">{escape(RULE)} Values: the paper\'s from the claims registry, ours from the run '
-            "records; the full claim list is at the end of the chapter.</p></div>")
+            + f'<p class="dpn-rule">{escape(RULE)} Values: the paper\'s from the claims registry, ours from '
+            "the run records; the full claim list is at the end of the chapter.</p></div>")
     return Html(html, "\n".join(plain))
 
 

@@ -298,7 +298,8 @@ def rules_markdown() -> str:
         "[lo, hi] lies inside paper +- M; not reproduced when the paper's value lies outside [lo - M, hi + M]; "
         "otherwise inconclusive. An outlier seed widens the interval, so it can only make a verdict inconclusive.",
         f"- *one seed* never reproduces a training claim; it decides against one only when its gap exceeds "
-        f"M + {DECISIVE_SDS:g} x the seed SD pooled over the paper's own multi-seed cells (at least {MIN_SD_DOF} degrees "
+        f"M + {DECISIVE_SDS:g} x the seed SD pooled over the paper's own multi-seed cells "
+        f"(at least {MIN_SD_DOF} degrees "
         "of freedom); otherwise inconclusive.",
         f"- *gain* (a printed difference to a baseline) and *comparisons* (A beats B, orderings): on paired seeds "
         f"(same seed, data order and initialisation in both arms), from the {c} t interval of the paired "
