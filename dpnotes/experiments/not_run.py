@@ -1,13 +1,13 @@
 """Why a claim is not run, as data (shared by the experiments modules).
 
 Each paper's module keeps a table of ``(claim-id pattern, reason)`` rows (:func:`fnmatch.fnmatchcase`
-patterns); :func:`reasons` turns it into ``NOT_RUN`` (claim id -> reason) for every claim the
-module does not measure. The claims registry speaks for itself first: a value lost in text
-extraction and a baseline a paper quotes from elsewhere get :data:`LOST` and :data:`QUOTED`
-(:func:`registry_reason`); every other claim that is not measured must be matched by exactly one
-row (:func:`problems`, checked by the tests for every paper), so a new claim or a new row that
-overlaps an old one fails loudly instead of silently taking a reason. :data:`DEFAULT` is the one
-text for a claim no row matches (none today: the tests say so).
+patterns); :func:`reasons` turns it into ``NOT_RUN`` (claim id -> reason). The claims registry
+speaks for itself first: a value lost in text extraction and a baseline a paper quotes from
+elsewhere get :data:`LOST` and :data:`QUOTED` (:func:`registry_reason`); every other claim that
+the module does not measure must be matched by exactly one row, and no measured claim by any
+(:func:`problems`, checked by the tests for every paper), so a new claim or a row that overlaps
+another fails loudly instead of silently taking a reason. :data:`DEFAULT` is the one text the
+report gives a claim nothing answers (none today: the tests say so).
 
 A claim that needs paper-profile runs not yet stored says what they cost: :func:`needs_runs`
 ("needs the paper profile: N runs, about H GPU-hours / C CPU-hours", from
@@ -40,9 +40,9 @@ def registry_reason(claim: claims.Claim) -> str | None:
     return None
 
 
-def offline(prefixes: dict[str, str]) -> Table:
-    """Rows for claim-id prefixes whose reproduction needs data absent from the offline mirror."""
-    return tuple((f"{prefix}*", f"data not available offline: {dataset}") for prefix, dataset in prefixes.items())
+def offline(patterns: dict[str, str]) -> Table:
+    """Rows for claim-id patterns whose reproduction needs data absent from the offline mirror."""
+    return tuple((pattern, f"data not available offline: {dataset}") for pattern, dataset in patterns.items())
 
 
 def matching(table: Table, claim_id: str) -> list[int]:
@@ -50,36 +50,37 @@ def matching(table: Table, claim_id: str) -> list[int]:
     return [i for i, (pattern, _) in enumerate(table) if fnmatch.fnmatchcase(claim_id, pattern)]
 
 
-def _not_measured(paper: str, measured: Iterable[str]) -> list[claims.Claim]:
-    measured = set(measured)
-    return [c for c in claims.load(paper) if c.id not in measured and registry_reason(c) is None]
-
-
-def reasons(paper: str, table: Table, measured: Iterable[str]) -> dict[str, str]:
-    """Claim id -> reason for every claim of ``paper`` outside ``measured``: the registry's own
-    reason, else the text of the one row of ``table`` that matches it, else :data:`DEFAULT`.
-    ``ValueError`` naming the claim if two rows match one."""
-    measured = set(measured)
+def reasons(paper: str, table: Table) -> dict[str, str]:
+    """Claim id -> reason for every claim of ``paper`` with one: the registry's own reason, else
+    the text of the one row of ``table`` that matches it. Claims no row matches are left out
+    (the module measures them, or the report gives :data:`DEFAULT`); ``ValueError`` naming the
+    claim if two rows match one."""
     out = {}
     for claim in claims.load(paper):
-        if claim.id in measured:
-            continue
         own = registry_reason(claim)
         rows = matching(table, claim.id)
         if own is None and len(rows) > 1:
             raise ValueError(f"{claim.id}: matched by {len(rows)} not-run rows "
                              f"({', '.join(table[i][0] for i in rows)}); each claim takes one reason")
-        out[claim.id] = own or (table[rows[0]][1] if rows else DEFAULT)
+        if own is not None or rows:
+            out[claim.id] = own or table[rows[0]][1]
     return out
 
 
 def problems(paper: str, table: Table, measured: Iterable[str]) -> list[str]:
-    """What is wrong with ``table`` (empty: nothing): a not-run claim matched by no row or by
-    several, a row that matches no not-run claim."""
-    todo = _not_measured(paper, measured)
-    out = [f"{c.id}: matched by {len(rows)} rows" for c in todo if len(rows := matching(table, c.id)) != 1]
-    used = {i for c in todo for i in matching(table, c.id)}
-    out += [f"row {pattern!r} matches no not-run claim" for i, (pattern, _) in enumerate(table) if i not in used]
+    """What is wrong with ``table`` given the claims the module measures (empty: nothing): a
+    claim neither measured nor explained by the registry that no row or several rows match, a
+    measured claim that a row matches, a row that matches nothing."""
+    measured = set(measured)
+    out, used = [], set()
+    for claim in claims.load(paper):
+        rows = matching(table, claim.id)
+        if claim.id in measured:
+            out += [f"{claim.id}: measured, yet matched by row {table[i][0]!r}" for i in rows]
+        elif registry_reason(claim) is None and len(rows) != 1:
+            out.append(f"{claim.id}: matched by {len(rows)} rows")
+        used.update(rows)
+    out += [f"row {pattern!r} matches no claim" for i, (pattern, _) in enumerate(table) if i not in used]
     return out
 
 
