@@ -29,8 +29,8 @@ def test_every_not_run_claim_is_matched_exactly_once(paper, measured):
     assert not_run.problems(paper, _table(m), measured[paper]) == []
     reasons = m.NOT_RUN
     own = {c.id for c in claims.load(paper) if not_run.registry_reason(c) is not None}
-    assert not (set(reasons) - own) & measured[paper]  # a measured claim takes no row's reason...
-    for c in claims.load(paper):  # ... and every other has one: the default text is never needed
+    assert not (set(reasons) - own) & measured[paper]  # a measured claim takes no row's reason,
+    for c in claims.load(paper):  # and every other has one: the default text is never needed
         assert c.id in measured[paper] or c.id in reasons, c.id
     assert m.NOT_RUN_DEFAULT == not_run.DEFAULT
 
@@ -66,13 +66,13 @@ def test_overlapping_rows_are_refused(monkeypatch):
     assert not_run.problems("p", table, ()) == ["p.a.x: matched by 2 rows"]
 
 
-def test_problems_name_unmatched_claims_unused_rows_and_measured_matches(monkeypatch):
-    _fake_claims(monkeypatch, ["p.a", "p.b", "p.c"], {"p.c": "Baseline quoted from X."})
-    table = (("p.a", "A"), ("p.z*", "Z"))
-    assert not_run.problems("p", table, {"p.a"}) == [
-        "p.a: measured, yet matched by row 'p.a'", "p.b: matched by 0 rows", "row 'p.z*' matches no claim"]
-    # the registry's own reason (here a quoted baseline) needs no row
-    assert not_run.reasons("p", table) == {"p.a": "A", "p.c": not_run.QUOTED}
+def test_problems_name_unmatched_claims_and_unused_rows(monkeypatch):
+    _fake_claims(monkeypatch, ["p.a", "p.b", "p.c", "p.m"], {"p.c": "Baseline quoted from X."})
+    table = (("p.[am]", "A"), ("p.z*", "Z"))
+    assert not_run.problems("p", table, {"p.m"}) == ["p.b: matched by 0 rows", "row 'p.z*' matches no not-run claim"]
+    # the registry's own reason (here a quoted baseline) needs no row; a measured claim takes none
+    assert not_run.reasons("p", table, {"p.m"}) == {"p.a": "A", "p.c": not_run.QUOTED}
+    assert not_run.reasons("p", table) == {"p.a": "A", "p.c": not_run.QUOTED, "p.m": "A"}
 
 
 def test_needs_runs_refuses_nothing():

@@ -190,5 +190,5 @@ def test_warmup_step_schedule_is_app_b_cifar10():
 
     t = TrainConfig(epochs=200, lr=0.4, lr_schedule="warmup_step", lr_warmup=0.15, lr_step_epochs=60, lr_gamma=0.1)
     lr = [learning_rate(t, epoch * 10, 10) for epoch in (0, 15, 30, 59, 60, 120, 180, 199)]
-    assert lr == pytest.approx([0.0, 0.4, 0.4, 0.4, 0.04, 0.004, 0.0004, 0.0004])
+    assert lr == pytest.approx([0.0, 0.2, 0.4, 0.4, 0.04, 0.004, 0.0004, 0.0004])
     assert learning_rate(t, 75, 10) == pytest.approx(0.4 * 75 / 300)  # warming up

@@ -962,10 +962,8 @@ _OFFLINE = {
     "labeldp.table2.*": "CIFAR-100",
     "labeldp.sec5_1.cifar100*": "CIFAR-100",
     "labeldp.table3.*": "MovieLens 1M (MovieLens 100k is the labelled substitute)",
-    "labeldp.sec5_1.movielens*": "MovieLens 1M (MovieLens 100k is the labelled substitute)",
     "labeldp.table5.*": "KMNIST",
     "labeldp.appc.kmnist*": "KMNIST",
-    "labeldp.appb.dino*": "ImageNet-pretrained DINO weights",
     "labeldp.sec5_2.ssl_priors_help": "ImageNet-pretrained DINO weights (Figure 1(b) also uses BYOL on CIFAR-10)",
 }
 NOT_RUN_DEFAULT = not_run.DEFAULT

@@ -4,9 +4,10 @@ Each paper's module keeps a table of ``(claim-id pattern, reason)`` rows (:func:
 patterns); :func:`reasons` turns it into ``NOT_RUN`` (claim id -> reason). The claims registry
 speaks for itself first: a value lost in text extraction and a baseline a paper quotes from
 elsewhere get :data:`LOST` and :data:`QUOTED` (:func:`registry_reason`); every other claim that
-the module does not measure must be matched by exactly one row, and no measured claim by any
-(:func:`problems`, checked by the tests for every paper), so a new claim or a row that overlaps
-another fails loudly instead of silently taking a reason. :data:`DEFAULT` is the one text the
+the module does not measure must be matched by exactly one row (:func:`problems`, checked by the
+tests for every paper), so a new claim or a row that overlaps another fails loudly instead of
+silently taking a reason. A module may pass the claims it always measures, which its rows may
+then also match (a broad pattern over a table whose measured cells are few). :data:`DEFAULT` is the one text the
 report gives a claim nothing answers (none today: the tests say so).
 
 A claim that needs paper-profile runs not yet stored says what they cost: :func:`needs_runs`
@@ -50,13 +51,16 @@ def matching(table: Table, claim_id: str) -> list[int]:
     return [i for i, (pattern, _) in enumerate(table) if fnmatch.fnmatchcase(claim_id, pattern)]
 
 
-def reasons(paper: str, table: Table) -> dict[str, str]:
-    """Claim id -> reason for every claim of ``paper`` with one: the registry's own reason, else
-    the text of the one row of ``table`` that matches it. Claims no row matches are left out
-    (the module measures them, or the report gives :data:`DEFAULT`); ``ValueError`` naming the
-    claim if two rows match one."""
+def reasons(paper: str, table: Table, measured: Iterable[str] = ()) -> dict[str, str]:
+    """Claim id -> reason for every claim of ``paper`` outside ``measured`` (what the module always
+    answers, which rows may also match) with one: the registry's own reason, else the text of the
+    one row of ``table`` that matches it. Claims no row matches are left out (the module measures
+    them, or the report gives :data:`DEFAULT`); ``ValueError`` naming the claim if two rows match one."""
+    measured = set(measured)
     out = {}
     for claim in claims.load(paper):
+        if claim.id in measured:
+            continue
         own = registry_reason(claim)
         rows = matching(table, claim.id)
         if own is None and len(rows) > 1:
@@ -70,17 +74,17 @@ def reasons(paper: str, table: Table) -> dict[str, str]:
 def problems(paper: str, table: Table, measured: Iterable[str]) -> list[str]:
     """What is wrong with ``table`` given the claims the module measures (empty: nothing): a
     claim neither measured nor explained by the registry that no row or several rows match, a
-    measured claim that a row matches, a row that matches nothing."""
+    row that matches no such claim."""
     measured = set(measured)
     out, used = [], set()
     for claim in claims.load(paper):
+        if claim.id in measured or registry_reason(claim) is not None:
+            continue
         rows = matching(table, claim.id)
-        if claim.id in measured:
-            out += [f"{claim.id}: measured, yet matched by row {table[i][0]!r}" for i in rows]
-        elif registry_reason(claim) is None and len(rows) != 1:
+        if len(rows) != 1:
             out.append(f"{claim.id}: matched by {len(rows)} rows")
         used.update(rows)
-    out += [f"row {pattern!r} matches no claim" for i, (pattern, _) in enumerate(table) if i not in used]
+    out += [f"row {pattern!r} matches no not-run claim" for i, (pattern, _) in enumerate(table) if i not in used]
     return out
 
 
