@@ -89,6 +89,10 @@ def test_jax_k_star_uses_the_denominator_of_k_minus_1():
 @pytest.mark.parametrize("profile", PROFILES)
 def test_configs_resolve_to_valid_unique_specs(profile):
     configs = labeldp.configs(profile)
+    if profile == "paper":  # Table 1's CIFAR-10 runs come last (tests/test_paper_scale.py)
+        cifar = labeldp.cifar10_configs()
+        assert configs[-len(cifar):] == cifar
+        configs = configs[:-len(cifar)]
     specs = [resolve(c) for c in configs]
     assert len({s.id for s in specs}) == len(specs)
     assert len({(c["experiment"], c["seed"]) for c in configs}) == len(configs)

@@ -10,8 +10,8 @@ import math
 import pytest
 
 from dpnotes import claims
-from dpnotes.executors import cost
-from dpnotes.experiments import dpis, dplis, labeldp, module, resolve, sadpsgd
+from dpnotes.executors import cost as plan
+from dpnotes.experiments import dpis, dplis, labeldp, module, resolve, run_cost as cost, sadpsgd
 from dpnotes.results import Store
 from dpnotes.spec import RunSpec
 
@@ -26,7 +26,7 @@ def test_every_paper_config_has_an_estimate(paper, tmp_path):
     for spec in specs:
         seconds, basis = cost.estimate(spec, records)
         assert seconds is not None and seconds > 0, (spec.experiment, basis)
-    lines = cost.plan(specs, Store(tmp_path))
+    lines = plan.plan(specs, Store(tmp_path))
     assert "?" not in "".join(line.split("(")[0] for line in lines)
 
 

@@ -951,7 +951,8 @@ def measured_ids() -> set[str]:
 
 def _cifar_cell(eps: float, method: str) -> str:
     config = next(c for c in cifar10_configs() if c["experiment"] == f"cifar10.eps{eps:g}.{method}")
-    return not_run.needs_runs([config], f"Table 3 on CIFAR-10 at eps {eps:g}, {CIFAR_EPOCHS} epochs: ours, as {_EPOCHS}")
+    return not_run.needs_runs([config],
+                              f"Table 3 on CIFAR-10 at eps {eps:g}, {CIFAR_EPOCHS} epochs: ours, as {_EPOCHS}")
 
 
 def not_run_table() -> not_run.Table:
@@ -963,8 +964,9 @@ def not_run_table() -> not_run.Table:
     rows = [
         ("dpis.table?.imdb.*", _GLOVE), ("dpis.sec4_2.noise_drop.imdb", _GLOVE),
         ("dpis.sec5_4.imdb_gap_2_3", _GLOVE), ("dpis.sec5_5.imdb_grad_norm_range", _GLOVE),
-        ("dpis.sec3_3.fig1c.dpsgd_sigma", "unpublished setting: Figure 1's batch size and epochs are not printed; the b "
-                                          "they imply (ours, derived from this very value) is in the chapter's findings"),
+        ("dpis.sec3_3.fig1c.dpsgd_sigma",
+         "unpublished setting: Figure 1's batch size and epochs are not printed; the b they imply (ours, derived "
+         "from this very value) is in the chapter's findings"),
         ("dpis.sec3_3.fig1c.dpis_sigma*", f"{_TRAINED_SIGMA} on Fashion-MNIST; unpublished setting: Figure 1's b and "
                                           "epochs"),
         ("dpis.sec4_2.noise_drop.cifar10", f"{_TRAINED_SIGMA}; {_EPOCHS}"),
@@ -973,7 +975,8 @@ def not_run_table() -> not_run.Table:
         ("dpis.table3.[mf]*.non_dp", "the non-private reference models are not run yet"),
         ("dpis.table3.cifar10.non_dp", "the non-private reference models are not run yet" + cifar),
         ("dpis.table4.[mf]*.dpis_no_ac", _EPOCHS), ("dpis.table4.cifar10.*.dpis_no_ac", _EPOCHS + cifar),
-        ("dpis.table4.[mf]*.dpis_ac", f"{_EPOCHS}; {_AC}"), ("dpis.table4.cifar10.*.dpis_ac", f"{_EPOCHS}; {_AC}{cifar}"),
+        ("dpis.table4.[mf]*.dpis_ac", f"{_EPOCHS}; {_AC}"),
+        ("dpis.table4.cifar10.*.dpis_ac", f"{_EPOCHS}; {_AC}{cifar}"),
         ("dpis.table[56].cifar10.*", same_eps + cifar),
         ("dpis.table7.cifar10.*", f"{_EPOCHS}; {_AC}{cifar}"),
         ("dpis.table8.[mf]*", lam), ("dpis.table8.cifar10.*", lam + cifar),

@@ -62,7 +62,8 @@ METHOD_VERSIONS = {"baseline": gdp_data.BASELINE_VERSION}  # Table 4's non-DP re
 
 NOT_RUN_DEFAULT = not_run.DEFAULT
 NOT_RUN_TABLE = (
-    ("gdp.table4.*.rmse", "MovieLens-1M is not available offline; the MovieLens-100k substitute is shown in the chapter"),
+    ("gdp.table4.*.rmse",
+     "MovieLens-1M is not available offline; the MovieLens-100k substitute is shown in the chapter"),
 )
 NOT_RUN = not_run.reasons(PAPER, NOT_RUN_TABLE)
 

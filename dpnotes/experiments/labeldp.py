@@ -1002,9 +1002,9 @@ def not_run_table() -> not_run.Table:
                                       "counts are missing from the extracted text)"),
         ("labeldp.appc.outperforms_mnist_fmnist", "paper-profile runs missing: it is judged once Table 4's LP-1ST "
                                                   "and LP-2ST cells at eps 1-4 on MNIST and Fashion-MNIST are stored"),
-        ("labeldp.appe.split_above_half", "paper-profile runs missing: judged once the stage-1 fractions "
-                                          f"{SPLIT_FRACTIONS} of LP-2ST at eps {SPLIT_EPSILON:g} are stored on MNIST and "
-                                          "Fashion-MNIST (Figure 4(a) itself is CIFAR-10's: GPU)"),
+        ("labeldp.appe.split_above_half",
+         f"paper-profile runs missing: judged once the stage-1 fractions {SPLIT_FRACTIONS} of LP-2ST at eps "
+         f"{SPLIT_EPSILON:g} are stored on MNIST and Fashion-MNIST (Figure 4(a) itself is CIFAR-10's: GPU)"),
         ("labeldp.appe.top_k_tradeoff", "paper-profile runs missing: judged on the stage-1 fraction grid of LP-2ST "
                                         "(Figure 5 itself is CIFAR-10's: GPU)"),
         ("labeldp.appe.stage2_less_mixup", "paper-profile runs missing: judged once LP-2ST at eps 2 with stage-1 mixup "

@@ -12,7 +12,7 @@ report gives a claim nothing answers (none today: the tests say so).
 
 A claim that needs paper-profile runs not yet stored says what they cost: :func:`needs_runs`
 ("needs the paper profile: N runs, about H GPU-hours / C CPU-hours", from
-:mod:`dpnotes.executors.cost`).
+:mod:`dpnotes.experiments.run_cost`).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ def problems(paper: str, table: Table, measured: Iterable[str]) -> list[str]:
 
 @lru_cache(maxsize=None)
 def _committed(paper: str, profile: str) -> tuple[dict, ...]:
-    from dpnotes.executors import cost
+    from dpnotes.experiments import run_cost as cost
     from dpnotes.results import Store
 
     return tuple(cost.reference_records(paper, profile, Store(cost.COMMITTED)))
@@ -98,8 +98,8 @@ def _committed(paper: str, profile: str) -> tuple[dict, ...]:
 
 @lru_cache(maxsize=None)
 def _run(config: str) -> tuple[str, float | None, float | None]:
-    """(run id, GPU-hours, CPU-hours) of one config (JSON; :func:`dpnotes.executors.cost.hours`)."""
-    from dpnotes.executors import cost
+    """(run id, GPU-hours, CPU-hours) of one config (JSON; :func:`dpnotes.experiments.run_cost.hours`)."""
+    from dpnotes.experiments import run_cost as cost
     from dpnotes.experiments import resolve
 
     spec = resolve(json.loads(config))
@@ -113,7 +113,7 @@ def _sum(values) -> float | None:
 
 def needs_runs(configs: list[dict], what: str = "") -> str:
     """"needs the paper profile: N runs, about H GPU-hours / C CPU-hours" for the runs of
-    ``configs`` not yet among the committed records (estimates: :mod:`dpnotes.executors.cost`,
+    ``configs`` not yet among the committed records (estimates: :mod:`dpnotes.experiments.run_cost`,
     stored records else bench), plus ``what`` they are; if every one is stored, says so."""
     if not configs:
         raise ValueError("needs_runs: configs must not be empty")
