@@ -26,6 +26,7 @@ prints the paper's value, the measurement keeps the nearest one: a finding, not 
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -724,8 +725,6 @@ MEASURED = ("dplis.table2.*.eps1_99.*", "dplis.table11.*.eps1_99.*", "dplis.tabl
 
 def measured_ids() -> set[str]:
     """The claims :func:`measure` answers (the eps columns and :data:`MEASURED`'s patterns)."""
-    import fnmatch
-
     columns = {cid for cid, _ in eps_columns()}
     return {c.id for c in claims.load(PAPER)
             if c.id in columns or any(fnmatch.fnmatchcase(c.id, p) for p in MEASURED)}
@@ -817,6 +816,6 @@ def __getattr__(name: str):
     """``NOT_RUN`` is computed on first use (it needs the epoch of every Table 2 column and the
     long runs' cost)."""
     if name == "NOT_RUN":
-        globals()["NOT_RUN"] = reasons = not_run.reasons(PAPER, not_run_table())
+        globals()["NOT_RUN"] = reasons = not_run.reasons(PAPER, not_run_table(), measured_ids())
         return reasons
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

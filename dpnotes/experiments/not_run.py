@@ -7,8 +7,8 @@ elsewhere get :data:`LOST` and :data:`QUOTED` (:func:`registry_reason`); every o
 the module does not measure must be matched by exactly one row (:func:`problems`, checked by the
 tests for every paper), so a new claim or a row that overlaps another fails loudly instead of
 silently taking a reason. A module may pass the claims it always measures, which its rows may
-then also match (a broad pattern over a table whose measured cells are few). :data:`DEFAULT` is the one text the
-report gives a claim nothing answers (none today: the tests say so).
+then also match (a broad pattern over a table whose measured cells are few). :data:`DEFAULT` is
+the one text the report gives a claim nothing answers (none today: the tests say so).
 
 A claim that needs paper-profile runs not yet stored says what they cost: :func:`needs_runs`
 ("needs the paper profile: N runs, about H GPU-hours / C CPU-hours", from
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from functools import lru_cache
 from collections.abc import Iterable
+from functools import lru_cache
 
 from dpnotes import claims, jsonio
 
