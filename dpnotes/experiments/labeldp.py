@@ -314,6 +314,11 @@ SUBSTITUTES = {
     "labeldp.appc.*": _SMALL_CNN + "; eps columns inferred (the header is lost)",
     "labeldp.sec5_1.lp3st_gain": _SMALL_CNN + "; MNIST and Fashion-MNIST (Figure 1(a)'s data sets are lost)",
     "labeldp.appe.*": _SMALL_CNN + "; MNIST and Fashion-MNIST in place of CIFAR-10 (Figures 4-5)",
+    "labeldp.table1.lp_[12]st.*": ("eps columns inferred (the header is lost); mixup alpha, LP-2ST's stage-1 "
+                                   "fraction and temperature from the authors' JAX CIFAR-10 profile; inputs "
+                                   "standardised with CIFAR-10's usual channel mean and std (ours)"),
+    "labeldp.sec5_1.resnet18_nonprivate": ("LP-1ST at eps = inf (the labels as they are) with the JAX profile's mixup "
+                                           "at its nearest eps (ours)"),
 }
 
 # Table 4's eps columns, inferred (its header is lost in the extracted text): Table 5 of the same
