@@ -158,21 +158,34 @@ def estimate_on(spec: RunSpec, records: list[dict], device: str, factors: dict[s
     the run's own or its experiment's records on ``device``; else those on the other device
     kind scaled by the model's CUDA / CPU ratio (:func:`device_factor`, or the median over all
     models when the model has none); else records of the same model and method, in the same
-    order (:func:`dpnotes.executors.cost.estimate`)."""
-    from dpnotes.executors.cost import estimate
+    order (:func:`dpnotes.experiments.run_cost.estimate`); else the bench estimate for
+    ``device`` (:func:`dpnotes.experiments.run_cost.bench_seconds`), a CPU one scaled as above
+    when the bench has no CUDA figure."""
+    from dpnotes.experiments.run_cost import bench_seconds, estimate
 
     ratio = factors.get(spec.model, factors.get("*"))
     scale = None if ratio is None else (ratio if device == "cuda" else 1.0 / ratio)
     whose = "this model's" if spec.model in factors else "all models'"
     other = "cpu" if device == "cuda" else "cuda"
+
+    def from_records(pool):
+        seconds, basis = estimate(spec, pool) if pool else (None, "")
+        return (None, basis) if basis.startswith("bench") else (seconds, basis)
+
     same_experiment = [r for r in records if r["spec"]["experiment"] == spec.experiment]
     for pool in (same_experiment, records):
-        seconds, basis = estimate(spec, [r for r in pool if _kind(r) == device])
+        seconds, basis = from_records([r for r in pool if _kind(r) == device])
         if seconds is not None:
             return seconds, basis
-        seconds, basis = estimate(spec, [r for r in pool if _kind(r) == other])
+        seconds, basis = from_records([r for r in pool if _kind(r) == other])
         if seconds is not None and scale is not None:
             return seconds * scale, f"{basis}, x {scale:.2f} ({whose} measured {device}/{other} ratio)"
+    seconds = bench_seconds(spec, device)
+    if seconds is not None:
+        return seconds, f"bench estimate on {device}"
+    cpu = bench_seconds(spec, "cpu")
+    if device == "cuda" and cpu is not None and scale is not None:
+        return cpu * scale, f"bench estimate on cpu, x {scale:.2f} ({whose} measured cuda/cpu ratio)"
     return None, "no stored record to go by"
 
 
@@ -180,8 +193,8 @@ def candidates(papers, device: str, store: Store, exclude=()) -> list[Pick]:
     """Every paper-profile run of ``papers`` stored neither in ``store`` nor in the committed
     results, nor matched by an ``exclude`` entry ``(paper, experiment glob)``, with its tier and
     estimate on ``device``, in value order."""
-    from dpnotes.executors.cost import COMMITTED, reference_records
     from dpnotes.executors.local import done_seconds
+    from dpnotes.experiments.run_cost import COMMITTED, reference_records
     from dpnotes.runner import specs
 
     committed = Store(COMMITTED) if COMMITTED.is_dir() else None

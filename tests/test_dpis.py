@@ -128,6 +128,10 @@ def test_schedule_is_constant_at_ratio_one_and_drops_in_phase_two():
 @pytest.mark.parametrize("profile", PROFILES)
 def test_configs_resolve_to_valid_unique_specs(profile):
     configs = dpis.configs(profile)
+    if profile == "paper":  # Table 3's CIFAR-10 runs come last (tests/test_paper_scale.py)
+        cifar = dpis.cifar10_configs()
+        assert configs[-len(cifar):] == cifar
+        configs = configs[:-len(cifar)]
     specs = [resolve(c) for c in configs]
     assert len({s.id for s in specs}) == len(specs)
     assert len({(c["experiment"], c["seed"]) for c in configs}) == len(configs)
@@ -146,8 +150,8 @@ def test_configs_resolve_to_valid_unique_specs(profile):
 def test_paper_profile_answers_its_table3_cells_and_says_what_is_missing():
     cells = dpis._table3_cells()
     ablations = {c["experiment"] for c in dpis.ablation_configs()}
-    experiments = {c["experiment"]: c for c in dpis.configs("paper")
-                   if c["experiment"] not in ablations and not c["experiment"].endswith(dpis.DECAY_PROBE)}
+    experiments = {c["experiment"]: c for c in dpis.configs("paper") if c not in dpis.cifar10_configs()
+                   and c["experiment"] not in ablations and not c["experiment"].endswith(dpis.DECAY_PROBE)}
     assert set(cells.values()) == set(experiments) and len(cells) == 8 + 12
     for cid, experiment in cells.items():
         c = experiments[experiment]

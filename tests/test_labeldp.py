@@ -89,6 +89,10 @@ def test_jax_k_star_uses_the_denominator_of_k_minus_1():
 @pytest.mark.parametrize("profile", PROFILES)
 def test_configs_resolve_to_valid_unique_specs(profile):
     configs = labeldp.configs(profile)
+    if profile == "paper":  # Table 1's CIFAR-10 runs come last (tests/test_paper_scale.py)
+        cifar = labeldp.cifar10_configs()
+        assert configs[-len(cifar):] == cifar
+        configs = configs[:-len(cifar)]
     specs = [resolve(c) for c in configs]
     assert len({s.id for s in specs}) == len(specs)
     assert len({(c["experiment"], c["seed"]) for c in configs}) == len(configs)
@@ -174,7 +178,8 @@ def test_every_claim_is_measured_or_has_a_specific_reason():
     lost = [c.id for c in claims.load("labeldp") if c.kind != "statement" and c.value is None]
     assert lost and all(labeldp.NOT_RUN[i] == "paper value missing from the extracted text" for i in lost)
     assert labeldp.NOT_RUN["labeldp.table4.mnist.lp_1st.value1"].startswith("paper-profile CPU run not done yet")
-    assert "GPU" in labeldp.NOT_RUN["labeldp.table1.lp_2st.col1"]
+    assert labeldp.NOT_RUN["labeldp.table1.lp_2st.col1"].startswith(
+        "needs the paper profile: 1 run (Table 1 on CIFAR-10 at eps 1, inferred")
     assert labeldp.NOT_RUN["labeldp.table1.dpsgd_pretrain.value1"].startswith("baseline quoted")
 
 

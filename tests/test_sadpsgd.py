@@ -169,7 +169,9 @@ def test_configs_resolve_to_valid_unique_specs(profile):
 
 
 def test_paper_profile_runs_to_the_papers_budgets_with_enough_epochs():
-    specs = [resolve(c) for c in sa.configs("paper")]
+    configs = sa.configs("paper")
+    assert configs[-2:] == sa.figure4_configs()  # Figure 4's two runs: tests/test_paper_scale.py
+    specs = [resolve(c) for c in configs[:-2]]
     assert {s.seed for s in specs} == set(range(int(claims.setting("sadpsgd.n_runs"))))
     for s in specs:
         ds, scheme = s.experiment.split(".")[1:]

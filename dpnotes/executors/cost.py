@@ -1,72 +1,41 @@
-"""Estimated cost of a sweep's runs, from the wall times of stored records (``dpnotes run
---dry-run``).
-
-A run's estimate is, in order: the wall time of its own stored record; the median wall time
-of stored records of the same paper, profile and experiment (other seeds, older specs); the
-median of those of the same paper, profile, model and method; else unknown. The records come
-from the sweep's store and from the records committed with dpnotes (``<checkout>/results``),
-so a fresh store gets estimates too. They are wall times of one run on the machine that made
-each record (its provenance names the device; the basis says cpu or cuda), not a benchmark of
-this one.
-"""
+"""The cost table of a sweep (``dpnotes run --dry-run`` / ``--list``): each run's estimate and basis
+from :mod:`dpnotes.experiments.run_cost` (stored records' wall times, else bench estimates, in
+CPU and, where the bench has a CUDA row, GPU seconds), and the GPU-scale mark. ``estimate`` and
+``reference_records`` are importable from here too (the campaign's entry points)."""
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Iterable
-from pathlib import Path
-
-from dpnotes.record import Record
+from dpnotes.experiments.run_cost import (GPU_SCALE_HOURS, bench_seconds, estimate, gpu_scale,
+                                          reference_records)
 from dpnotes.results import Store
 from dpnotes.spec import RunSpec
 
-COMMITTED = Path(__file__).resolve().parents[2] / "results"
-
-
-def reference_records(paper: str, profile: str, store: Store) -> list[dict]:
-    """Stored records of ``paper`` at ``profile`` in ``store`` and in the committed results."""
-    out = {}
-    for root in (store.root, COMMITTED):
-        if root.is_dir():
-            for record in Store(root).records(paper, profile):
-                out.setdefault(record["id"], record)
-    return list(out.values())
-
-
-def estimate(spec: RunSpec, records: Iterable[dict]) -> tuple[float | None, str]:
-    """``(seconds or None, basis)`` for one run of ``spec`` (see the module docstring)."""
-    records = list(records)
-    for basis, same in (("its record", lambda r: r["id"] == spec.id),
-                        ("same experiment", lambda r: Record.of(r).experiment == spec.experiment),
-                        ("same model and method",
-                         lambda r: (Record.of(r).model, Record.of(r).method) == (spec.model, spec.method))):
-        found = [r for r in records if same(r)]
-        if found:
-            kinds = sorted({d.split(":")[0] for r in found for d in Record.of(r).devices})
-            return (statistics.median(Record.of(r).wall_time_s for r in found),
-                    f"{basis}, {len(found)} record(s)" + (f" on {'/'.join(kinds)}" if kinds else ""))
-    return None, "no stored record to go by"
-
 
 def plan(specs: list[RunSpec], store: Store) -> list[str]:
-    """Lines listing each run (id, stored or not, experiment, seed, estimated seconds, basis)
-    and a summary of the runs still to do."""
+    """Lines listing each run (id, stored or not, experiment, seed, estimated CPU seconds, the
+    CUDA bench estimate where one exists, basis, a GPU-scale mark) and a summary of the runs
+    still to do."""
     if not specs:
         return []
     records = reference_records(specs[0].paper, specs[0].profile, store)
-    lines, todo, unknown = [], 0.0, 0
+    lines, todo, unknown, gpu_runs = [], 0.0, 0, 0
     for spec in specs:
         stored = store.has(spec)
         seconds, basis = estimate(spec, records)
+        cuda = bench_seconds(spec, "cuda")
+        if cuda is not None and "cuda" not in basis:
+            basis += f"; cuda bench estimate {cuda:.0f} s"
         if not stored:
             todo += seconds or 0.0
             unknown += seconds is None
+            gpu_runs += gpu_scale(seconds)
         shown = "       ?" if seconds is None else f"{seconds:8.1f}"
         lines.append(f"{spec.id}  {'stored' if stored else 'to run':6}  {spec.experiment}  "
-                     f"seed={spec.seed}  {shown} s  ({basis})")
+                     f"seed={spec.seed}  {shown} s  ({basis})" + ("  [gpu-scale]" if gpu_scale(seconds) else ""))
     missing = sum(not store.has(s) for s in specs)
     lines.append(f"{len(specs)} run(s), {len(specs) - missing} stored, {missing} to run: about "
                  f"{todo:.0f} s of run time on one worker"
                  + (f" (+ {unknown} run(s) without an estimate)" if unknown else "")
-                 + "; estimates are stored records' wall times")
+                 + (f"; {gpu_runs} of them GPU-scale (over {GPU_SCALE_HOURS:g} CPU-hours each)" if gpu_runs else "")
+                 + "; estimates are stored records' wall times, else bench estimates")
     return lines

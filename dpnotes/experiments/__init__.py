@@ -27,7 +27,10 @@ Every module ``dpnotes.experiments.<paper>`` defines (the contract as a ``typing
     run records (training claims) or directly (exact claims), and the kind of rule that
     judges it; never a verdict: :mod:`dpnotes.report.verdicts` alone decides those.
     Claims a module does not answer are reported as ``not_run`` with
-    ``NOT_RUN.get(claim_id, NOT_RUN_DEFAULT)`` as the reason.
+    ``NOT_RUN.get(claim_id, NOT_RUN_DEFAULT)`` as the reason: ``NOT_RUN`` comes from the
+    module's table of (claim-id pattern, reason) rows (``not_run_table()`` or ``NOT_RUN_TABLE``)
+    through :func:`dpnotes.experiments.not_run.reasons`, which the tests check matches every
+    claim not measured exactly once; ``NOT_RUN_DEFAULT`` is :data:`~dpnotes.experiments.not_run.DEFAULT`.
 ``SUBSTITUTES: dict[str, str]`` (optional)
     Claim-id patterns (:func:`fnmatch.fnmatch`) -> what our runs for those claims do otherwise
     than the paper (model, data, epochs, accountant, an inferred setting). A measured claim

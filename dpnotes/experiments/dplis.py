@@ -26,6 +26,7 @@ prints the paper's value, the measurement keeps the nearest one: a finding, not 
 
 from __future__ import annotations
 
+import fnmatch
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -36,7 +37,7 @@ from dpnotes.accounting.rdp import resolve_orders, rdp_to_epsilon, subsampled_ga
 from dpnotes.accounting.registry import price
 from dpnotes.experiments import measurement
 from dpnotes.experiments.measurement import Measurement
-from dpnotes.experiments.not_run import not_run_reasons
+from dpnotes.experiments import not_run
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
 from dpnotes.record import Record
 from dpnotes.results import PROFILES
@@ -286,8 +287,7 @@ def _table4_claims() -> list[Measurement]:
 # Seed 0 first (the paper's tables are single runs), then seeds 1 and 2 (EXTRA_SEEDS); the arms of
 # a seed share it, hence the same initialisation, batches and DP-noise stream (paired "gain" claims). Where R_best equals R = 10 (Table 11 at
 # eps = 1.99) the R = 10 run answers both arms.
-# Not defined yet (GPU profile): the other three columns (training to eps = 10: 554 / 460
-# epochs), Table 10 (five seeds) and Figures 3 (R sweep) and 7.
+# The other three columns, Table 10 and Figures 3 and 7: the long runs below.
 # Profile "quick": the same arms for 20 steps on a 2,000-image test subset (never compared
 # with the paper); "smoke": MNIST, two arms, 2 steps of B = 64 on 512 examples.
 
@@ -401,9 +401,88 @@ def _table9_config(row: str, arm: str) -> dict:
     return config
 
 
+# The long runs (issue 34; GPU-scale: 132-554 epochs each, see ``dpnotes run dplis --profile paper
+# --list``). Table 2 and 11's other columns (eps 5.01, 7.01, 10.00): with a constant learning rate
+# and evaluation after every epoch, one run per (row, R) trained to the last column that R is
+# read at gives every column it serves, each read at that column's epoch (column_epoch; the
+# same read-out as the eps = 1.99 cells). R_best varies by column only in Table 11 (15, 20, 15)
+# and CIFAR-10 MLP (30 at eps 1.99 only): one run per distinct R. Their per-epoch records also
+# hold Figure 7a's training accuracy on CIFAR-10 (the running accuracy of the epoch's batches at
+# the perturbed draws, as the authors' log; the paper does not say which model: both CIFAR-10
+# rows are there). Table 10 (Sec. 5.5: 5 runs per cell; MNIST MLP and CIFAR-10 CNN; No, R = 10
+# and R_large; eps 5.01 and 10.00): seeds 1-4 of the same runs (seed 0 is Table 2's). Figure 3
+# (accuracy vs R, K = 10, MNIST and CIFAR-10, four eps): the paper prints no R grid; ours is
+# FIGURE3_R, which brackets Table 6's R_best (30, 40) and R = 10 with a point on each side,
+# on the four Table 2 rows, seed 0, to eps = 10 (R = 10 and R_best come from the Table 2 runs).
+# Figure 7b (SGD with clipping, three checkpoints) prints no setting at all: not run.
+LONG_COLUMNS = TABLE2_COLUMNS[1:]
+TABLE10_ROWS = ("mnist_mlp", "cifar10_cnn")
+TABLE10_SEEDS = (1, 2, 3, 4)  # with seed 0: Section 5.5's 5 runs
+FIGURE3_R = (5.0, 10.0, 20.0, 30.0, 40.0, 60.0)
+FIGURE3_ROWS = ("mnist_mlp", "mnist_cnn", "cifar10_mlp", "cifar10_cnn")
+
+
+def _tag(r: float | None) -> str:
+    return "no" if r is None else f"r{r:g}"
+
+
+def long_radii(row: str) -> dict[float | None, str]:
+    """R of each long run of a Table 2 / 11 row (None: No smoothing) -> the last column it is read at."""
+    out: dict[float | None, str] = {}
+    for column in LONG_COLUMNS:
+        for arm in ARMS:
+            out[radius(row, arm, column)] = column  # columns in order: the last one wins
+    return out
+
+
+def long_run(row: str, arm: str, column: str) -> tuple[str, int]:
+    """(experiment, epoch) of the long run that answers cell (row, arm, column), column one of
+    LONG_COLUMNS: its test accuracy after that epoch is the cell."""
+    validate.choice("column", column, LONG_COLUMNS)
+    r = radius(row, arm, column)
+    return (f"{ROWS[row].table}.{row}.{long_radii(row)[r]}.{_tag(r)}",
+            column_epoch(ROWS[row].dataset, column))
+
+
+def table10_radius(row: str) -> float:
+    """Table 10's R_large of ``row`` (the paper's setting)."""
+    return _s(f"table10.{validate.choice('row', row, TABLE10_ROWS)}.r_large")
+
+
+def table10_radii(row: str) -> tuple[float | None, float, float]:
+    """Table 10's arms of ``row``: No, R = 10 and R_large."""
+    return None, _s("setup.r_default"), table10_radius(row)
+
+
+def _long_config(row: str, r: float | None, column: str, experiment: str, seed: int = 0) -> dict:
+    config = _config("paper", row, "no" if r is None else "r10", column, seed)
+    if r is not None:
+        config["method_config"]["R"] = r
+    config["experiment"] = experiment
+    return config
+
+
+def long_configs() -> list[dict]:
+    """The paper profile's long runs (see the comment above), cheapest rows first: Table 2 / 11,
+    then Table 10's extra seeds, then Figure 3's sweep."""
+    order = ("mnist_mlp", "mnist_cnn", "cifar10_cnn_tanh", "cifar10_cnn", "cifar10_mlp")
+    out = [_long_config(row, r, column, f"{ROWS[row].table}.{row}.{column}.{_tag(r)}")
+           for row in order for r, column in long_radii(row).items()]
+    for row in TABLE10_ROWS:
+        for r in table10_radii(row):
+            if long_radii(row).get(r) != "eps10_00":
+                raise ValueError(f"Table 10's {row} R = {r} has no Table 2 run to eps 10")
+            out += [_long_config(row, r, "eps10_00", f"{ROWS[row].table}.{row}.eps10_00.{_tag(r)}", seed)
+                    for seed in TABLE10_SEEDS]
+    for row in FIGURE3_ROWS:
+        out += [_long_config(row, r, "eps10_00", f"figure3.{row}.eps10_00.{_tag(r)}")
+                for r in FIGURE3_R if r not in long_radii(row)]
+    return out
+
+
 def configs(profile: str) -> list[dict]:
-    """The run configs of ``profile`` (see the comment above); the paper profile ends with
-    Table 9's runs."""
+    """The run configs of ``profile`` (see the comment above); the paper profile goes on with
+    Table 9's runs, the extra seeds of the eps = 1.99 cells and the long runs."""
     validate.choice("profile", profile, PROFILES)
     rows, arms = (SMOKE_ROWS, SMOKE_ARMS) if profile == "smoke" else (tuple(ROWS), ARMS)
     out = [_config(profile, row, arm) for row in rows for arm in arms if run_arm(row, arm) == arm]
@@ -411,6 +490,7 @@ def configs(profile: str) -> list[dict]:
         out += [_table9_config(row, arm) for row in TABLE9_ROWS for arm in TABLE9_ARMS]
         out += [_config(profile, row, arm, seed=seed) for row in SEED_ORDER for seed in EXTRA_SEEDS
                 for arm in ARMS if run_arm(row, arm) == arm]
+        out += long_configs()
     return out
 
 
@@ -610,75 +690,131 @@ def measure(records: list[dict]) -> list[Measurement]:
 
 
 # --------------------------------------------------------------------------------------
-# Why the other claims are not run.
+# Why the other claims are not run (a table of claim-id patterns and reasons: not_run).
 
-NOT_RUN_DEFAULT = "not implemented yet"
-
-# Claim-id prefixes whose reproduction needs data that is not in the offline mirror.
+# Claim-id patterns whose reproduction needs data that is not in the offline mirror.
 _OFFLINE = {
-    "dplis.table3.imagenet_cifar100": "CIFAR-100 and ImageNet-pretrained EfficientNet-b0 weights",
-    "dplis.table3.celeba_pubfig83": "PubFig83 and CelebA",
-    "dplis.table3.celeba_celeba1000": "CelebA",
-    "dplis.table4.cifar100": "CIFAR-100",
-    "dplis.table4.pubfig83": "PubFig83",
-    "dplis.table4.celeba1000": "CelebA",
-    "dplis.table5": "Reddit comments and the Brown corpus",
-    "dplis.table12": "SVHN",
-    "dplis.table13": "SVHN",
-    "dplis.sec5_2.transfer": "CIFAR-100, PubFig83, CelebA",
-    "dplis.sec5_2.pretrained_comparable": "CIFAR-100 and ImageNet-pretrained weights",
-    "dplis.sec5_2.reddit": "Reddit comments and the Brown corpus",
-    "dplis.sec5_2.lstm": "Reddit comments and the Brown corpus",
-    "dplis.sec5_3.larger_k_better": "CIFAR-100 and PubFig83 (Figure 4)",
-    "dplis.sec5_3.k3_already_helps": "CIFAR-100 and PubFig83 (Figure 4)",
-    "dplis.sec5_7": "SVHN",
-    "dplis.intro.perplexity_reduction": "Reddit comments and the Brown corpus",
-    "dplis.intro.pate_gain": "SVHN",
+    "dplis.table3.imagenet_cifar100.eps*": "CIFAR-100 and ImageNet-pretrained EfficientNet-b0 weights",
+    "dplis.table3.celeba_pubfig83.eps*": "PubFig83 and CelebA",
+    "dplis.table3.celeba_celeba1000.eps*": "CelebA",
+    "dplis.table4.cifar100.n_train": "CIFAR-100",
+    "dplis.table4.cifar100.n_classes": "CIFAR-100",
+    "dplis.table4.celeba1000.n_classes": "CelebA",
+    "dplis.table5.mlp*": "Reddit comments and the Brown corpus",
+    "dplis.table5.lstm*": "Reddit comments and the Brown corpus",
+    "dplis.table12*": "SVHN",
+    "dplis.table13*": "SVHN",
+    "dplis.sec5_2.transfer*": "CIFAR-100, PubFig83, CelebA",
+    "dplis.sec5_2.pretrained_comparable*": "CIFAR-100 and ImageNet-pretrained weights",
+    "dplis.sec5_2.reddit*": "Reddit comments and the Brown corpus",
+    "dplis.sec5_2.lstm*": "Reddit comments and the Brown corpus",
+    "dplis.sec5_3.larger_k_better*": "CIFAR-100 and PubFig83 (Figure 4)",
+    "dplis.sec5_3.k3_already_helps*": "CIFAR-100 and PubFig83 (Figure 4)",
+    "dplis.sec5_7*": "SVHN",
+    "dplis.intro.perplexity_reduction*": "Reddit comments and the Brown corpus",
+    "dplis.intro.pate_gain*": "SVHN",
 }
+# What measure() answers whatever the records (values, or "missing" with its own reason).
+NOT_RUN_DEFAULT = not_run.DEFAULT
+MEASURED = ("dplis.table2.*.eps1_99.*", "dplis.table11.*.eps1_99.*", "dplis.table9.*",
+            "dplis.sec5_4.sharpness_smaller", "dplis.sec5_4.flatter_visualization",
+            "dplis.table4.mnist.*", "dplis.table4.cifar10.*", "dplis.table4.*.n_train_per_class",
+            "dplis.table4.pubfig83.n_train", "dplis.table4.pubfig83.n_classes", "dplis.table4.celeba1000.n_train")
 
 
-def _not_run() -> dict[str, str]:
-    reasons = not_run_reasons(PAPER, _OFFLINE)
+def measured_ids() -> set[str]:
+    """The claims :func:`measure` answers (the eps columns and :data:`MEASURED`'s patterns)."""
+    columns = {cid for cid, _ in eps_columns()}
+    return {c.id for c in claims.load(PAPER)
+            if c.id in columns or any(fnmatch.fnmatchcase(c.id, p) for p in MEASURED)}
+
+
+@lru_cache(maxsize=1)
+def _long_configs() -> tuple[dict, ...]:
+    """:func:`long_configs`, computed once for the not-run reasons (read, never changed)."""
+    return tuple(long_configs())
+
+
+def _long(rows, radii=None, columns=LONG_COLUMNS) -> list[dict]:
+    """The long runs of ``rows`` read at ``columns`` (all radii, or those of ``radii``: arm names)."""
+    wanted = {long_run(row, arm, column)[0] for row in rows for column in columns
+              for arm in (radii or ARMS)}
+    return [c for c in _long_configs() if c["experiment"] in wanted and c["seed"] == 0]
+
+
+def _table10(rows=TABLE10_ROWS, tags=None) -> list[dict]:
+    """Table 10's runs (all five seeds) of ``rows``, of the arms tagged ``tags`` (all: None)."""
+    names = {f"{ROWS[row].table}.{row}.eps10_00.{_tag(r)}" for row in rows for r in table10_radii(row)}
+    return [c for c in _long_configs() if c["experiment"] in names
+            and (tags is None or c["experiment"].rsplit(".", 1)[1] in tags)]
+
+
+def _figure3() -> list[dict]:
+    """Figure 3's runs: Table 2's long runs and the sweep's other radii."""
+    return _long(FIGURE3_ROWS) + [c for c in _long_configs() if c["experiment"].startswith("figure3.")]
+
+
+def not_run_table() -> not_run.Table:
+    """(claim-id pattern, reason) for every claim :func:`measure` does not answer."""
     reddit = Setting("reddit", "Reddit", int(_s("setup.reddit_n_train")), int(_s("table1.reddit.batch_size")),
                      _s("table1.reddit.sigma"))
     one_epoch = rdp_to_epsilon(subsampled_gaussian_rdp(reddit.q, reddit.sigma, reddit.steps_per_epoch,
                                                        resolve_orders(ORDERS)),
                                resolve_orders(ORDERS), DELTA, CONVERSION)[0]
-    for i in (1, 2, 3):
-        reasons[f"dplis.table5.col{i}.epsilon"] = (
-            f"the privacy unit behind q is not given: with N = {reddit.n} training comments, "
-            f"L = {reddit.batch_size} and sigma {reddit.sigma:g}, one epoch already gives eps "
-            f"{one_epoch:.2f}, above every Table 5 column")
-    reasons["dplis.sec3_1.fig2_toy_flat_minimum"] = (
-        "the toy's settings (lr, sigma, C, steps, start, K, smoothing scale) are not printed, and which part of "
-        "the claim holds depends on them: the chapter's Figure 2 section shows a grid of ours (a finding)")
-    reasons["dplis.sec1.fig1_flat_surface"] = (
-        "needs the pretrained ResNet-56 of Li et al.'s loss-surface code (not available offline) and a GPU")
-    for cid, _ in eps_columns():  # computed by measure(), whatever data they tabulate
-        reasons.pop(cid, None)
-    for claim in claims.load(PAPER):
-        if claim.id in reasons or claim.id.startswith(tuple(f"dplis.{r_.table}.{row}.eps1_99"
-                                                            for row, r_ in ROWS.items())):
-            continue
-        parts = claim.id.split(".")
-        if parts[1] in ("table2", "table11") and parts[3] in TABLE2_COLUMNS:
-            row, column = parts[2], parts[3]
-            dataset = ROWS[row].dataset
-            eps = column.removeprefix("eps").replace("_", ".")
-            gpu = f"the eps = {eps} column is read after {column_epoch(dataset, column)} epochs"
-            reasons[claim.id] = f"GPU profile, not defined yet ({gpu})"
-        elif parts[1] == "table9" or claim.id in ("dplis.sec5_4.sharpness_smaller", "dplis.sec5_4.flatter_visualization"):
-            continue  # measured (missing while Table 9's runs are)
-        elif parts[1] == "table10" or claim.id.startswith(("dplis.sec5_4", "dplis.sec5_5", "dplis.sec5_6")):
-            reasons[claim.id] = "GPU profile, not defined yet (trained models to eps up to 10, several seeds)"
-        elif parts[1] in ("sec5_2", "sec5_3", "intro"):
-            reasons[claim.id] = "needs every cell of the tables it summarises (GPU profile, not defined yet)"
-    return reasons
+    rows = list(not_run.offline(_OFFLINE))
+    rows.append(("dplis.table5.col?.epsilon",
+                 f"the privacy unit behind q is not given: with N = {reddit.n} training comments, "
+                 f"L = {reddit.batch_size} and sigma {reddit.sigma:g}, one epoch already gives eps "
+                 f"{one_epoch:.2f}, above every Table 5 column"))
+    rows.append(("dplis.sec3_1.fig2_toy_flat_minimum",
+                 "the toy's settings (lr, sigma, C, steps, start, K, smoothing scale) are not printed, and which "
+                 "part of the claim holds depends on them: the chapter's Figure 2 section shows a grid of ours "
+                 "(a finding)"))
+    rows.append(("dplis.sec1.fig1_flat_surface",
+                 "needs the pretrained ResNet-56 of Li et al.'s loss-surface code (not available offline) and a GPU"))
+    rows.append(("dplis.sec5_3.fig5_k_flattens",
+                 "needs the pretrained ResNet-56 of Li et al.'s loss-surface code (Figure 5's model; not available "
+                 "offline)"))
+    # Tables 2 and 11 beyond eps = 1.99: the long runs, read at the column's epoch.
+    for row, r_ in ROWS.items():
+        for column in LONG_COLUMNS:
+            at = f"read after {column_epoch(r_.dataset, column)} epochs"
+            for arm in ARMS:
+                exp = long_run(row, arm, column)[0]
+                rows.append((f"dplis.{r_.table}.{row}.{column}.acc_{arm}",
+                             not_run.needs_runs(_long([row], [arm], [column]), f"{exp}, {at}")))
+                if arm != "no":
+                    rows.append((f"dplis.{r_.table}.{row}.{column}.gain_{arm}",
+                                 not_run.needs_runs(_long([row], ["no", arm], [column]),
+                                                    f"{exp} and No, {at}")))
+    for row in TABLE10_ROWS:
+        for r in table10_radii(row):
+            rows.append((f"dplis.table10.{row}.*.{_tag(r)}.*",
+                         not_run.needs_runs(_table10([row], [_tag(r)]),
+                                            "Table 10: 5 seeds to eps 10.00, read at eps 5.01 and 10.00")))
+    rows.append(("dplis.sec5_5.smoothing_reduces_spread",
+                 not_run.needs_runs(_table10(),
+                                    "every cell of Table 10")))
+    table2 = [row for row, r_ in ROWS.items() if r_.table == "table2"]
+    summary = not_run.needs_runs(_long(table2), "Table 2 to eps 10.00")
+    rows += [(f"dplis.sec5_2.nontransfer_{x}", summary) for x in ("gain_*", "dplis_beats_dpsgd")]
+    rows.append(("dplis.intro.image_gain.*", f"{summary}; Table 3's transfer tasks need data not available offline"))
+    rows.append(("dplis.sec5_2.cifar10_mlp_degrades", not_run.needs_runs(_long(["cifar10_mlp"]), "CIFAR-10 MLP")))
+    rows.append(("dplis.sec5_6.tanh_*", not_run.needs_runs(_long(["cifar10_cnn_tanh"]), "Table 11 to eps 10.00")))
+    rows.append(("dplis.sec5_4.training_accuracy_degrades",
+                 not_run.needs_runs(_long(["cifar10_cnn", "cifar10_mlp"], ["no", "r10"]),
+                                    "Figure 7a: CIFAR-10 No and R = 10 to eps 10.00, training accuracy per epoch")))
+    grid = ", ".join(f"{r:g}" for r in FIGURE3_R)
+    figure3 = not_run.needs_runs(_figure3(), f"Figure 3's R grid {grid} (ours: the paper prints none) on Table 2's "
+                                             "rows to eps 10.00")
+    rows += [(f"dplis.sec5_3.{c}", figure3) for c in ("unimodal_in_r", "r10_rule_of_thumb")]
+    return tuple(rows)
 
 
 def __getattr__(name: str):
-    """``NOT_RUN`` is computed on first use (it needs the epoch of every Table 2 column)."""
+    """``NOT_RUN`` is computed on first use (it needs the epoch of every Table 2 column and the
+    long runs' cost)."""
     if name == "NOT_RUN":
-        globals()["NOT_RUN"] = reasons = _not_run()
+        globals()["NOT_RUN"] = reasons = not_run.reasons(PAPER, not_run_table(), measured_ids())
         return reasons
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

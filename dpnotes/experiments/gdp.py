@@ -36,7 +36,7 @@ from dpnotes.accounting.tradeoff import (
     min_error_sum,
 )
 from dpnotes.data import prepare
-from dpnotes.experiments import gdp_data, measurement
+from dpnotes.experiments import gdp_data, measurement, not_run
 from dpnotes.experiments.gdp_data import ML_SUBSTITUTE
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
@@ -62,12 +62,12 @@ SEEDS = {"paper": (0, 1, 2), "quick": (0,), "smoke": (0,)}
 DATA_VERSION = gdp_data.VERSION
 METHOD_VERSIONS = {"baseline": gdp_data.BASELINE_VERSION}  # Table 4's non-DP recommenders
 
-NOT_RUN_DEFAULT = "no reproduction yet"
-_ML1M = "MovieLens-1M is not available offline; the MovieLens-100k substitute is shown in the chapter"
-NOT_RUN = {
-    **{f"gdp.table4.{m}.rmse": _ML1M
-       for m in ("private", "nonprivate", "svd", "nmf", "usercf", "global_average")},
-}
+NOT_RUN_DEFAULT = not_run.DEFAULT
+NOT_RUN_TABLE = (
+    ("gdp.table4.*.rmse",
+     "MovieLens-1M is not available offline; the MovieLens-100k substitute is shown in the chapter"),
+)
+NOT_RUN = not_run.reasons(PAPER, NOT_RUN_TABLE)
 
 
 def _s(name: str) -> float:

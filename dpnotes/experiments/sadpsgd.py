@@ -28,6 +28,7 @@ hundred MNIST examples (CI).
 
 from __future__ import annotations
 
+import copy
 import math
 from functools import lru_cache
 
@@ -36,7 +37,7 @@ import torch
 from dpnotes import claims, validate
 from dpnotes.accounting.registry import price
 from dpnotes.data import prepare
-from dpnotes.experiments import measurement
+from dpnotes.experiments import measurement, not_run
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.ledger import CandidateStepDpEvent, GaussianDpEvent, Ledger, PoissonSampledDpEvent
 from dpnotes.record import Record
@@ -319,12 +320,46 @@ def _paper_runs(ds: str, seed: int) -> list[dict]:
     return out
 
 
+# Figure 4's two printed points (Sec. 4.4: SA-DPSGD on MNIST with the section's defaults, which
+# are Table 2's MNIST settings, but lr 1.5 in Figure 4a and B = 256 in Figure 4b), seed 0. The
+# B = 256 run is capped like Table 1's at the most candidates its budget allows, (mu0 + 1) tau
+# with tau its own accepted steps at eps 3 (q = 256 / N); both stop at eps 3 (Theorem 1).
+FIGURE4 = ("fig4a.mnist.sa_dpsgd.lr1_5", "fig4b.mnist.sa_dpsgd.b256")
+
+
+def _accepted_at(q: float, sigma: float, epsilon: float, delta: float) -> int:
+    """The most accepted steps of rate ``q`` whose Theorem 1 eps stays <= ``epsilon``."""
+    def eps(n):
+        ledger = Ledger().append(CandidateStepDpEvent(PoissonSampledDpEvent(q, GaussianDpEvent(sigma)), True), n)
+        return price(ledger, delta, ACCEPTED_ONLY)[ACCEPTED_ONLY]["epsilon"]
+    lo, hi = 1, 2
+    while eps(hi) <= epsilon:
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if eps(mid) <= epsilon else (lo, mid)
+    return lo
+
+
+def figure4_configs() -> list[dict]:
+    """Figure 4's lr 1.5 and B 256 runs (the comment above)."""
+    base = next(c for c in _paper_runs("mnist", 0) if c["experiment"] == "table1.mnist.sa_dpsgd")
+    s = setting("mnist")
+    lr, b = copy.deepcopy(base), copy.deepcopy(base)
+    lr["experiment"], b["experiment"] = FIGURE4
+    lr["train"]["lr"] = _s("sec4_4.best_lr")
+    batch = int(_s("sec4_4.best_batch_size"))
+    tau = _accepted_at(batch / s["n_train"], s["sigma"], s["epsilon"], s["delta"])
+    b["train"].update(batch_size=batch, epochs=math.ceil((s["mu0"] + 1) * tau / _steps_per_epoch(batch, s["n_train"])))
+    return [lr, b]
+
+
 def configs(profile: str) -> list[dict]:
     """The run configs of ``profile``, seed-major; MNIST and Fashion-MNIST before CIFAR-10
-    (which needs a GPU at paper scale)."""
+    (which needs a GPU at paper scale); the paper profile ends with Figure 4's two runs."""
     validate.choice("profile", profile, PROFILES)
     if profile == "paper":
-        return [c for seed in SEEDS["paper"] for ds in DATASETS for c in _paper_runs(ds, seed)]
+        return [c for seed in SEEDS["paper"] for ds in DATASETS for c in _paper_runs(ds, seed)] + figure4_configs()
     out = []
     if profile == "smoke":
         s = setting("mnist")
@@ -404,20 +439,33 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
 
 _GPU = "paper-profile run missing (MNIST/Fashion-MNIST: hours on a CPU; CIFAR-10: GPU)"
 _TABLE3 = "needs the Table 3 runs (baselines to eps 6, SA-DPSGD to accepted eps 3) of the paper profile"
-NOT_RUN_DEFAULT = "no reproduction yet"
-NOT_RUN = {
-    **{f"sadpsgd.table1.{ds}.sa_dpsgd_tuned": "the 'freely adjusted' hyperparameters are not printed"
-       for ds in DATASETS},
-    "sadpsgd.sec4_4.lr1_5_accuracy": "Figure 4 sweep (MNIST, lr 1.5): not defined yet; GPU-scale",
-    "sadpsgd.sec4_4.batch256_accuracy": "Figure 4 sweep (MNIST, B 256: 84 epochs to eps 3): not defined yet; GPU-scale",
-    "sadpsgd.sec4_4.lr_floor": "Figure 4a sweep: the learning-rate grid and seeds are not given",
-    "sadpsgd.sec4_4.q0_insensitive": "Figure 4c sweep: the Q0 grid and seeds are not given",
-    "sadpsgd.sec4_4.mu0_plateau": "Figure 4d sweep: the mu0 grid and seeds are not given",
-    "sadpsgd.sec1_3.fig1_trajectory": "Figure 1's simulation (linear regression) has no settings at all",
-    "sadpsgd.sec4_3.fig3_loss": "needs the paper-profile loss-vs-eps curves of all four schemes",
-    "sadpsgd.sec4_3.fig3_accuracy": "needs the paper-profile accuracy-vs-eps curves of all four schemes",
-    "sadpsgd.sec4_3.table1_consistent": "needs the tuned runs, whose hyperparameters are not printed",
-}
+NOT_RUN_DEFAULT = not_run.DEFAULT
+NOT_RUN_TABLE = (  # the rows that need no pricing (not_run_table() adds Figure 4's)
+    ("sadpsgd.table1.*.sa_dpsgd_tuned", "the 'freely adjusted' hyperparameters are not printed"),
+    ("sadpsgd.sec4_4.lr_floor", "Figure 4a sweep: the learning-rate grid and seeds are not given"),
+    ("sadpsgd.sec4_4.q0_insensitive", "Figure 4c sweep: the Q0 grid and seeds are not given"),
+    ("sadpsgd.sec4_4.mu0_plateau", "Figure 4d sweep: the mu0 grid and seeds are not given"),
+    ("sadpsgd.sec1_3.fig1_trajectory", "Figure 1's simulation (linear regression) has no settings at all"),
+    ("sadpsgd.sec4_3.fig3_loss", "needs the paper-profile loss-vs-eps curves of all four schemes"),
+    ("sadpsgd.sec4_3.fig3_accuracy", "needs the paper-profile accuracy-vs-eps curves of all four schemes"),
+    ("sadpsgd.sec4_3.table1_consistent", "needs the tuned runs, whose hyperparameters are not printed"),
+)
+
+
+def not_run_table() -> not_run.Table:
+    """:data:`NOT_RUN_TABLE` and the rows of Figure 4's two runs, with their cost."""
+    lr, b = figure4_configs()
+    return NOT_RUN_TABLE + (
+        ("sadpsgd.sec4_4.lr1_5_accuracy", not_run.needs_runs([lr], "Figure 4a: lr 1.5 on MNIST")),
+        ("sadpsgd.sec4_4.batch256_accuracy", not_run.needs_runs([b], "Figure 4b: B 256 on MNIST")))
+
+
+def __getattr__(name: str):
+    """``NOT_RUN`` is computed on first use (it prices Figure 4's runs)."""
+    if name == "NOT_RUN":
+        globals()["NOT_RUN"] = reasons = not_run.reasons(PAPER, not_run_table())
+        return reasons
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _current(records: list[dict], profile: str) -> dict[str, list[dict]]:
@@ -663,7 +711,7 @@ def measure(records: list[dict]) -> list[Measurement]:
     for ds in DATASETS:
         for scheme in (*SCHEMES, "non_dp"):
             cid, name = f"sadpsgd.table1.{ds}.{scheme}", f"table1.{ds}.{scheme}"
-            if cid in NOT_RUN:
+            if not_run.matching(NOT_RUN_TABLE, cid):
                 continue
             runs = paper.get(name, [])
             if runs:

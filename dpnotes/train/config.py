@@ -16,7 +16,7 @@ from dpnotes import validate
 from dpnotes.accounting.registry import ACCOUNTANT_NAMES
 
 OPTIMIZERS = ("sgd", "momentum", "adam")
-LR_SCHEDULES = ("constant", "cosine", "step", "warmup_linear")
+LR_SCHEDULES = ("constant", "cosine", "step", "warmup_linear", "warmup_step")
 CLIP_MODES = ("flat", "per_layer", "auto-s")
 SAMPLINGS = ("poisson", "shuffle")
 NORMALIZATIONS = ("expected", "none")
@@ -38,7 +38,8 @@ class TrainConfig:
     lr_schedule            "constant" | "cosine" (to 0 over all steps) | "step" (multiply by
                            ``lr_gamma`` every ``lr_step_epochs`` epochs) | "warmup_linear"
                            (0 -> lr linearly over the first ``lr_warmup`` of the steps, then
-                           linearly to 0; Ghazi et al. 2021, App. B).
+                           linearly to 0; Ghazi et al. 2021, App. B) | "warmup_step" (the same
+                           warm-up, then "step"; their CIFAR-10 schedule).
     clip                   C; None = no clipping (only with noise_multiplier 0).
     clip_mode              "flat": whole-gradient L2 norm <= C; "per_layer": each parameter
                            tensor's norm <= C / sqrt(L) (L tensors), so the total is still <= C;

@@ -32,6 +32,8 @@ def learning_rate(config: TrainConfig, step: int, steps_per_epoch: int) -> float
     step: lr * lr_gamma ** (epoch // lr_step_epochs), epoch = step // steps_per_epoch.
     warmup_linear: lr * step / W for step < W = lr_warmup * T, then lr * (T - step) / (T - W)
     (Ghazi et al. 2021, App. B: linear warm-up over the first 15 %, then linear decay to 0).
+    warmup_step: lr * step / W for step < W, then step's lr (Ghazi et al. 2021, App. B, CIFAR-10:
+    warm-up over 15 %, then lr / 10 at 30, 60 and 90 % of 200 epochs: lr_step_epochs 60).
     """
     step = validate.integer("step", step, minimum=0)
     steps_per_epoch = validate.integer("steps_per_epoch", steps_per_epoch, minimum=1)
@@ -46,6 +48,10 @@ def learning_rate(config: TrainConfig, step: int, steps_per_epoch: int) -> float
         if step < warm:
             return config.lr * step / warm
         return config.lr * max(total - step, 0) / (total - warm)
+    if config.lr_schedule == "warmup_step":
+        warm = config.lr_warmup * config.epochs * steps_per_epoch
+        if step < warm:
+            return config.lr * step / warm
     return config.lr * config.lr_gamma ** ((step // steps_per_epoch) // config.lr_step_epochs)
 
 
