@@ -148,7 +148,7 @@ def test_configs_resolve_to_valid_unique_specs(profile):
 
 
 def test_paper_profile_answers_its_table3_cells_and_says_what_is_missing():
-    cells = dpis._table3_cells()
+    cells = dpis.table3_cells()
     ablations = {c["experiment"] for c in dpis.ablation_configs()}
     experiments = {c["experiment"]: c for c in dpis.configs("paper") if c not in dpis.cifar10_configs()
                    and c["experiment"] not in ablations and not c["experiment"].endswith(dpis.DECAY_PROBE)}
@@ -248,7 +248,7 @@ def test_smoke_execute_end_to_end():
 
 
 def test_ablation_cells_map_to_runs_and_defaults_reuse_them():
-    cells = dpis._ablation_cells()
+    cells = dpis.ablation_cells()
     experiments = {c["experiment"]: c for c in dpis.configs("paper")}
     ids = {c.id for c in claims.load("dpis")}
     assert set(cells) <= ids and set(cells.values()) <= set(experiments)
@@ -302,7 +302,7 @@ def test_noise_drop_and_figure1_read_sigma_g_off_the_table3_runs():
 
 
 def test_section5_5_sentences_from_the_ablation_runs():
-    cells = dpis._ablation_cells()
+    cells = dpis.ablation_cells()
 
     def runs(table, accs):
         out = []
@@ -384,7 +384,7 @@ def test_gains_pair_dpis_and_dpsgd_hf_by_seed():
 
 
 def test_section5_4_sentences_pair_every_method_of_each_cell_by_seed():
-    cells = sorted(set(dpis._table3_cells().values()))
+    cells = sorted(set(dpis.table3_cells().values()))
     acc = {"dpis": 0.90, "dpsgd_hf": 0.89, "dpsgd": 0.85, "dpsgd_ts": 0.87, "dpsgd_decay": 0.86}
     records = [_record(e, acc[e.rsplit(".", 1)[1]]) for e in cells]
     m = {m.claim_id: m for m in dpis.measure(records[:-1])}

@@ -111,7 +111,7 @@ def test_configs_resolve_to_valid_unique_specs(profile):
 
 def test_table4_cells_map_to_paper_configs():
     names = {c["experiment"] for c in labeldp.configs("paper") if c["experiment"].startswith("table4.")}
-    cells = list(labeldp._table4_cells())
+    cells = list(labeldp.table4_cells())
     assert len(cells) == 18 and {e for _, e, _ in cells} == names
     ids = {c.id for c in claims.load("labeldp")}
     assert {cid for cid, _, _ in cells} <= ids

@@ -12,7 +12,7 @@ from dpnotes.report.findings import Finding
 
 
 def test_public_helpers_match_the_experiments_module():
-    assert report.table3_cells() == X._table3_cells() and report.ablation_cells() == X._ablation_cells()
+    assert report.table3_cells() == X.table3_cells() and report.ablation_cells() == X.ablation_cells()
     for eps in (0.5, 1.0, 3.0, 4.0):
         assert report.eps_key(eps) == X._eps_key(eps)
     assert report.n_train("mnist") == X._n_train("mnist") == 60000

@@ -13,7 +13,7 @@ from dpnotes.report import labeldp as report
 
 
 def test_public_helpers_match_the_experiments_module():
-    assert report.table4_cells() == list(X._table4_cells())
+    assert report.table4_cells() == list(X.table4_cells())
     assert [report.eps_name(e) for e in (1.0, 2.5, math.inf)] == [X._eps_name(e) for e in (1.0, 2.5, math.inf)]
     assert report.eps_name(math.inf) == "inf"
 

@@ -499,7 +499,7 @@ def _eps_key(epsilon: float) -> str:
     return f"eps{epsilon:g}".replace(".", "_")
 
 
-def _table3_cells() -> dict[str, str]:
+def table3_cells() -> dict[str, str]:
     """Table 3 claim id -> the paper-profile experiment that answers it."""
     out = {}
     for data, names in PAPER_EPSILONS.items():
@@ -518,7 +518,7 @@ def _key(value: float) -> str:
     return f"{value:g}".replace(".", "_")
 
 
-def _ablation_cells() -> dict[str, str]:
+def ablation_cells() -> dict[str, str]:
     """Tables 4-7's MNIST and Fashion-MNIST cells that a paper-profile run answers -> its
     experiment (a Table 2 default is the CPU part's eps-1 DPIS run, or Table 4's DPIS+AC run)."""
     eps = _s(ABLATION_EPSILON)
@@ -552,7 +552,7 @@ def _training_claims(records: list[dict]) -> list[Measurement]:
 
     paper = current(records, configs("paper"))
     out, ablation_runs = [], {c["experiment"] for c in ablation_configs()}
-    for cid, experiment in _ablation_cells().items():
+    for cid, experiment in ablation_cells().items():
         runs = paper.get(experiment, [])
         if not runs:
             out.append(measurement.missing(cid, _ABLATION_RUN if experiment in ablation_runs else _PAPER_RUN))
@@ -568,7 +568,7 @@ def _training_claims(records: list[dict]) -> list[Measurement]:
                        "lambda* are not printed) and the clip capped at lambda C* (ours; Eq. 17 has no cap)")
         out.append(measurement.training(cid, [Record.of(r).accuracy() for r in runs], [Record.of(r).id for r in runs],
                                         detail))
-    for cid, experiment in _table3_cells().items():
+    for cid, experiment in table3_cells().items():
         runs = paper.get(experiment, [])
         if not runs:
             out.append(measurement.missing(cid, _PAPER_RUN))
@@ -607,7 +607,7 @@ def _mean_acc(runs: list[dict]) -> float:
 def _ablation_statement(paper: dict, cid: str, table: str, values, holds, rule: str) -> Measurement:
     """A Section 5.5 sentence on Table ``table``'s cells at ``values`` (per data set): ``holds``
     maps ``{value: mean accuracy}`` to (holds, what it says)."""
-    cells = _ablation_cells()
+    cells = ablation_cells()
     parts, ok, ids, seeds = [], True, [], []
     for d in DATASETS.values():
         runs = _runs_of(paper, {v: cells[f"dpis.{table}.{d}.{v}"] for v in values})
@@ -636,7 +636,7 @@ def _section5_5(paper: dict) -> list[Measurement]:
            _ablation_statement(paper, "dpis.sec5_5.a_e_0_8_favorable", "table5",
                                [f"a_e{_key(a)}" for a in ABLATION_A_E], a_e_08,
                                f"a_E = 0.8 within {_INSENSITIVE:g} point of the best a_E in {{0, 0.6, 0.8, 1}}")]
-    cells = _ablation_cells()
+    cells = ablation_cells()
     runs = _runs_of(paper, {d: cells[f"dpis.table4.{d}.eps1.dpis_ac"] for d in DATASETS.values()})
     base = _runs_of(paper, {d: cells[f"dpis.table4.{d}.eps1.dpis_no_ac"] for d in DATASETS.values()})
     detail = None if runs is None or base is None else "the image half, eps 1: " + "; ".join(
@@ -655,7 +655,7 @@ def table3_methods(paper: dict) -> dict[str, dict[str, float]] | None:
     DP-SGD-HF and the raw-pixel baselines), each mean over the seeds that every method of the
     cell has (paired); None while any cell lacks a run of some method."""
     by_cell: dict[str, dict[str, list[dict]]] = {}
-    for experiment in _table3_cells().values():
+    for experiment in table3_cells().values():
         cell, tag = experiment.rsplit(".", 1)
         by_cell.setdefault(cell, {})[tag] = paper.get(experiment, [])
     out = {}
@@ -674,14 +674,14 @@ def _section5_4(paper: dict) -> list[Measurement]:
         return [measurement.missing(c, _RAW_RUN) for c in ("dpis.sec5_4.dpis_best_everywhere",
                                                            "dpis.sec5_4.decay_not_better")]
     cells: dict[str, list[list[dict]]] = {}
-    for experiment in _table3_cells().values():
+    for experiment in table3_cells().values():
         cells.setdefault(experiment.rsplit(".", 1)[0], []).append(paper[experiment])
     paired = {c: set.intersection(*({Record.of(r).seed for r in rs} for rs in runs)) for c, runs in cells.items()}
     ids = [r.id for c, runs in cells.items() for rs in runs for r in map(Record.of, rs) if r.seed in paired[c]]
     seeds = min(len(s) for s in paired.values())  # the seeds each cell's means are paired over
     margin = {c: {m: a["dpis"] - a[m] for m in _COMPETITORS} for c, a in acc.items()}
     by_seed = {e: {r.seed: r.accuracy() for r in map(Record.of, paper[e])}
-               for e in _table3_cells().values()}
+               for e in table3_cells().values()}
     comparisons = []  # DPIS minus each competitor, per cell, over the seeds both have (paired)
     for c in acc:
         for m in _COMPETITORS:
@@ -703,7 +703,7 @@ def _section5_4(paper: dict) -> list[Measurement]:
         "DP-SGD-Decay not above the better of DP-SGD and DP-SGD-TS in at least one Table 3 cell we run "
         f"(\"does not ensure higher utility\"), {_SCOPE}; decay rate {DECAY_RATE:g} per epoch (ours, within "
         "the printed [0.001, 0.01])", [Record.of(r).id for e, rs in paper.items() if e.rsplit(".", 1)[1] in RAW_METHODS
-                                       and e in _table3_cells().values() for r in rs], seeds)
+                                       and e in table3_cells().values() for r in rs], seeds)
     return [best, decay]
 
 
@@ -713,7 +713,7 @@ def gains(records: list[dict]) -> list[dict]:
     from dpnotes.experiments import current
 
     paper = current(records, configs("paper"))
-    cells = {e: cid for cid, e in _table3_cells().items()}
+    cells = {e: cid for cid, e in table3_cells().items()}
     out = []
     for experiment in (e for e in cells if e.endswith(".dpis")):
         base = experiment[:-len("dpis")] + "dpsgd_hf"
@@ -740,7 +740,7 @@ def run_costs(records: list[dict]) -> list[dict]:
 
     paper = current(records, configs("paper"))
     out = []
-    for experiment in (e for e in _table3_cells().values() if e.endswith(".dpis")):
+    for experiment in (e for e in table3_cells().values() if e.endswith(".dpis")):
         hf = {r.seed: r for r in map(Record.of, paper.get(experiment[:-len("dpis")] + "dpsgd_hf", []))}
         for r in map(Record.of, paper.get(experiment, [])):
             n = _n_train(DATASETS[r.dataset])
@@ -763,7 +763,7 @@ def repeated_cells() -> list[dict]:
     Table 5's and 6's Table 2 defaults, Table 7's C* = 4 and Table 4's DPIS+AC): the paper's values
     per setting, flagged where they differ."""
     groups: dict[str, list[str]] = {}
-    for cid, experiment in {**_table3_cells(), **_ablation_cells()}.items():
+    for cid, experiment in {**table3_cells(), **ablation_cells()}.items():
         groups.setdefault(experiment, []).append(cid)
     return [{"setting": e, "cells": {c: claims.get(c).number for c in cids},
              "differ": len({claims.get(c).number for c in cids}) > 1} for e, cids in groups.items() if len(cids) > 1]
@@ -863,7 +863,7 @@ def sigma_trajectories(records: list[dict]) -> dict[str, list[float]]:
 
     paper = current(records, configs("paper"))
     out = {}
-    for experiment in _table3_cells().values():
+    for experiment in table3_cells().values():
         runs = [r for r in map(Record.of, paper.get(experiment, [])) if r.method == "dpis"]
         if runs:
             out[experiment] = [float(np.mean(v)) for v in zip(*[r.series("dpis_sigma_g") for r in runs])]
@@ -872,8 +872,8 @@ def sigma_trajectories(records: list[dict]) -> dict[str, list[float]]:
 
 def _sigma_claims(paper: dict, records: list[dict]) -> list[Measurement]:
     """Section 4.2's noise drop and Figure 1's falling sigma_G, read off the Table 3 DPIS runs."""
-    dpis_runs = {e: rs for e, rs in paper.items() if e in _table3_cells().values() and e.endswith(".dpis")}
-    if len(dpis_runs) < len([e for e in _table3_cells().values() if e.endswith(".dpis")]):
+    dpis_runs = {e: rs for e, rs in paper.items() if e in table3_cells().values() and e.endswith(".dpis")}
+    if len(dpis_runs) < len([e for e in table3_cells().values() if e.endswith(".dpis")]):
         return [measurement.missing(c, _PAPER_RUN) for c in
                 ("dpis.sec4_2.noise_drop.mnist_fmnist", "dpis.sec3_3.fig1.dpis_sigma_decreases")]
     traj = sigma_trajectories(records)
@@ -944,7 +944,7 @@ _MEASURED = ("dpis.sec4_2.noise_drop.mnist_fmnist", "dpis.sec3_3.fig1.dpis_sigma
 
 def measured_ids() -> set[str]:
     """The claims :func:`measure` answers whatever the records (the not-run rows may match them)."""
-    return set(_table3_cells()) | set(_ablation_cells()) | set(_MEASURED) | {"dpis.sec3_3.sigma_dpis_le_dpsgd"}
+    return set(table3_cells()) | set(ablation_cells()) | set(_MEASURED) | {"dpis.sec3_3.sigma_dpis_le_dpsgd"}
 
 
 def _cifar_cell(eps: float, method: str) -> str:

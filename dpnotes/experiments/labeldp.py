@@ -619,7 +619,7 @@ def _grid() -> str:
     return f"K in {KS[0]}..{KS[-1]}, eps in {{{', '.join(f'{e:g}' for e in EPSILONS)}}}"
 
 
-def _table4_cells():
+def table4_cells():
     """``(claim id, experiment, eps)`` of Table 4's LP cells: LP-1ST's five printed values sit
     at eps 1, 2, 3, 4, inf, LP-2ST's four at 1..4 (:data:`TABLE4_EPSILONS`, inferred)."""
     for short in ("mnist", "fmnist"):
@@ -665,7 +665,7 @@ def _table4(records: list[dict]) -> list[Measurement]:
 
     paper, quick = current(records, configs("paper")), current(records, configs("quick"))
     out = []
-    for claim_id, experiment, eps in _table4_cells():
+    for claim_id, experiment, eps in table4_cells():
         note = (f"label-DP eps {_eps_name(eps)} (the column's header is inferred); small CNN ({MODEL}) "
                 f"in place of the paper's Inception net")
         if paper.get(experiment):
@@ -691,7 +691,7 @@ def _lp_means(records: list[dict]) -> tuple[dict, dict, list[str]]:
 
     paper = current(records, configs("paper"))
     means, by_seed, ids = {}, {}, []
-    for _, experiment, eps in _table4_cells():
+    for _, experiment, eps in table4_cells():
         rs = paper.get(experiment, [])
         if rs:
             short, lp = experiment.split(".")[1:3]

@@ -32,12 +32,12 @@ def eps_key(epsilon: float) -> str:
 
 def table3_cells() -> dict[str, str]:
     """Table 3 claim id -> the paper-profile experiment that answers it."""
-    return X._table3_cells()
+    return X.table3_cells()
 
 
 def ablation_cells() -> dict[str, str]:
     """Tables 4-7 claim id -> the paper-profile experiment that answers it."""
-    return X._ablation_cells()
+    return X.ablation_cells()
 
 
 @dataclass(frozen=True)

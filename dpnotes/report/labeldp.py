@@ -22,8 +22,8 @@ def eps_name(epsilon: float) -> str:
 
 
 def table4_cells() -> list[tuple[str, str, float]]:
-    """``(claim id, experiment, eps)`` of Table 4's LP cells (:func:`dpnotes.experiments.labeldp._table4_cells`)."""
-    return list(X._table4_cells())
+    """``(claim id, experiment, eps)`` of Table 4's LP cells (:func:`dpnotes.experiments.labeldp.table4_cells`)."""
+    return list(X.table4_cells())
 
 
 def _dataset_name(d: str) -> str:
