@@ -356,7 +356,7 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
 # --------------------------------------------------------------------------------------
 # Evaluation: our answer to every claim.
 
-def _current(records: list[dict], profile: str) -> dict[str, list[dict]]:
+def current_runs(records: list[dict], profile: str) -> dict[str, list[dict]]:
     """Records of the current configs of ``profile``, by experiment (stale configs ignored)."""
     from dpnotes.experiments import current
 
@@ -560,7 +560,7 @@ def measure(records: list[dict]) -> list[Measurement]:
     """Our value for every GDP claim we answer (verdicts: :mod:`dpnotes.report.verdicts`): the
     accounting claims computed directly, training claims from paper-profile records of the
     current configs only."""
-    paper, quick = _current(records, "paper"), _current(records, "quick")
+    paper, quick = current_runs(records, "paper"), current_runs(records, "quick")
     out = _exact_claims() + _statement_claims()
     trained = [f"table1.row{i}" for i in range(1, 7)] + ["table2.private", "table3.private",
                                                          "table3.nonprivate", "table3.lstm"]

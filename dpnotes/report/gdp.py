@@ -29,7 +29,7 @@ def _paper(claim_id: str):
 
 
 def _runs(records: list[dict], profile: str) -> dict[str, list[dict]]:
-    return gdp._current(records, profile)
+    return gdp.current_runs(records, profile)
 
 
 def _mean(values: list[float]) -> str:
