@@ -236,9 +236,10 @@ def test_unanswered_claims_have_specific_reasons():
 
 
 def test_smoke_runs_end_to_end():
+    import tempfile
+
     from dpnotes.results import Store
     from dpnotes.runner import run_paper
-    import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
         records = run_paper("dplis", "smoke", store=Store(tmp), progress=False)

@@ -11,7 +11,8 @@ import pytest
 
 from dpnotes import claims
 from dpnotes.executors import cost as plan
-from dpnotes.experiments import dpis, dplis, labeldp, module, resolve, run_cost as cost, sadpsgd
+from dpnotes.experiments import dpis, dplis, labeldp, module, resolve, sadpsgd
+from dpnotes.experiments import run_cost as cost
 from dpnotes.results import Store
 from dpnotes.spec import RunSpec
 

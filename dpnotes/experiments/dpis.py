@@ -42,7 +42,8 @@ from dpnotes.data.prepare import fixed_subset, unit_scale
 from dpnotes.experiments import measurement, not_run
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
-from dpnotes.methods import dpis as dpis_method, dpsgd_decay
+from dpnotes.methods import dpis as dpis_method
+from dpnotes.methods import dpsgd_decay
 from dpnotes.record import Record
 from dpnotes.results import PROFILES
 

@@ -33,11 +33,10 @@ from functools import lru_cache
 import numpy as np
 
 from dpnotes import claims, validate
-from dpnotes.accounting.rdp import resolve_orders, rdp_to_epsilon, subsampled_gaussian_rdp
+from dpnotes.accounting.rdp import rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
 from dpnotes.accounting.registry import price
-from dpnotes.experiments import measurement
+from dpnotes.experiments import measurement, not_run
 from dpnotes.experiments.measurement import Measurement
-from dpnotes.experiments import not_run
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
 from dpnotes.record import Record
 from dpnotes.results import PROFILES

@@ -27,8 +27,8 @@ from dpnotes import claims, validate
 from dpnotes.accounting.calibrate import noise_multiplier
 from dpnotes.accounting.gdp import epsilon_from_mu, mu_poisson
 from dpnotes.accounting.prv import prv_epsilon
-from dpnotes.accounting.registry import price
 from dpnotes.accounting.rdp import rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
+from dpnotes.accounting.registry import price
 from dpnotes.accounting.tradeoff import (
     composed_subsampled_gaussian_tradeoff,
     epsdelta_tradeoff,

@@ -744,7 +744,7 @@ def _appc(records: list[dict]) -> list[Measurement]:
              for (short, eps), seeds in paired.items()}  # paired: the same seeds of both rows
     consistent = all(g > 0 for g in gains.values())
     wider = float(np.mean(margins["fmnist"])) > float(np.mean(margins["mnist"]))
-    detail = (f"LP-2ST - LP-1ST (points, mean over the seeds both rows have): "
+    detail = ("LP-2ST - LP-1ST (points, mean over the seeds both rows have): "
               + ", ".join(f"{s} eps {e:g}: {g:+.2f}" for (s, e), g in gains.items())
               + f"; mean margin over the quoted baselines: MNIST {np.mean(margins['mnist']):+.2f}, "
                 f"Fashion-MNIST {np.mean(margins['fmnist']):+.2f}; " + "; ".join(parts))

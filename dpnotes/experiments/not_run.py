@@ -99,8 +99,8 @@ def _committed(paper: str, profile: str) -> tuple[dict, ...]:
 @lru_cache(maxsize=None)
 def _run(config: str) -> tuple[str, float | None, float | None]:
     """(run id, GPU-hours, CPU-hours) of one config (JSON; :func:`dpnotes.experiments.run_cost.hours`)."""
-    from dpnotes.experiments import run_cost as cost
     from dpnotes.experiments import resolve
+    from dpnotes.experiments import run_cost as cost
 
     spec = resolve(json.loads(config))
     return (spec.id, *cost.hours([spec], _committed(spec.paper, spec.profile))[1:])
