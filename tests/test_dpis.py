@@ -138,7 +138,8 @@ def test_configs_resolve_to_valid_unique_specs(profile):
     for c in configs:
         json.dumps(c)
         assert c["paper"] == "dpis" and c["profile"] == profile
-    assert {c["method"] for c in configs} == ({"dpis", "dpsgd"} if profile == "smoke" else {"dpis", "dpsgd", "dpsgd_decay"})
+    assert {c["method"] for c in configs} == ({"dpis", "dpsgd"} if profile == "smoke"
+                                              else {"dpis", "dpsgd", "dpsgd_decay"})
     for c in configs:
         if c["method"] == "dpis":  # the paper's method: Table 2's k (but Table 6's), capped draws charged
             name = dpis.DATASETS[c["dataset"]]
@@ -215,7 +216,8 @@ def test_smoke_configs_use_the_papers_settings():
     sigma = dpis.noise_multiplier(eps, t["batch_size"] / n, t["steps_per_epoch"] * t["epochs"], t["delta"],
                                   accountant="dpis")
     # the smallest 4-significant-digit sigma meeting eps: at most one grid step above the root
-    assert sigma <= t["noise_multiplier"] < sigma * (1 + 1e-3) and float(f"{t['noise_multiplier']:.4g}") == t["noise_multiplier"]
+    assert (sigma <= t["noise_multiplier"] < sigma * (1 + 1e-3)
+            and float(f"{t['noise_multiplier']:.4g}") == t["noise_multiplier"])
     assert dpis.dpsgd_epsilon(t["noise_multiplier"], t["batch_size"], n, t["epochs"] * t["steps_per_epoch"]
                               * t["batch_size"] / n, t["delta"]) <= eps
     assert t["momentum"] == claims.setting("dpis.setup.momentum") and t["optimizer"] == "momentum"
@@ -394,7 +396,8 @@ def test_section5_4_sentences_pair_every_method_of_each_cell_by_seed():
     assert best.values == (True,) and best.seeds == 1 and "+1.00" in best.detail
     assert decay.values == (True,)  # Decay (86) below TS (87) in every cell
     # DPIS below DP-SGD-HF in one cell: not best everywhere; Decay above both everywhere: "not better" fails
-    worse = [_record(e, 0.91 if e == "mnist.eps3.dpsgd_hf" else (0.88 if e.endswith("decay") else acc[e.rsplit(".", 1)[1]]))
+    worse = [_record(e, 0.91 if e == "mnist.eps3.dpsgd_hf"
+                     else (0.88 if e.endswith("decay") else acc[e.rsplit(".", 1)[1]]))
              for e in cells]
     m = {m.claim_id: m for m in dpis.measure(worse)}
     assert m["dpis.sec5_4.dpis_best_everywhere"].values == (False,)

@@ -103,8 +103,9 @@ def test_configs_resolve_to_valid_unique_specs(profile):
     if profile == "paper":  # the recipe selection; Table 4: LP-1ST at 5 eps, LP-2ST at 4, on 2 data sets;
         # 4 more stage-1 fractions and LP-3ST at eps 1, 2 on each; 2 more seeds of Table 4 at eps 1-4
         selection, splits, lp3, movielens, mixup = 2 * 2 * 7, 2 * 4, 2 * 2, 4 + 3, 2 * 2
-        assert len(configs) == selection + 2 * 9 + splits + lp3 + movielens + mixup + 2 * 2 * len(labeldp.EXTRA_SEEDS_AT) * 2
-        assert stages.count(2) == 2 * 4 + splits + 3 + mixup + 2 * 2 * len(labeldp.EXTRA_SEEDS_AT) and stages.count(3) == lp3
+        extra_seeds = 2 * 2 * len(labeldp.EXTRA_SEEDS_AT)
+        assert len(configs) == selection + 2 * 9 + splits + lp3 + movielens + mixup + extra_seeds * 2
+        assert stages.count(2) == 2 * 4 + splits + 3 + mixup + extra_seeds and stages.count(3) == lp3
     else:
         assert stages == [1, 2]
 
@@ -373,7 +374,8 @@ def test_appc_gains_pair_seeds():
         return (99.5 if short == "mnist" else 95.0) + 0.1 * stages
 
     recs = _table4_records(good)
-    extra = next(c for c in labeldp.configs("paper") if c["experiment"] == "table4.fmnist.lp_1st.eps1" and c["seed"] == 1)
+    extra = next(c for c in labeldp.configs("paper")
+                 if c["experiment"] == "table4.fmnist.lp_1st.eps1" and c["seed"] == 1)
     s = resolve(extra)  # LP-1ST seed 1 far above: unpaired, it must not enter the LP-2ST - LP-1ST gain
     recs.append({"id": s.id, "spec": s.to_dict(), "final": {"test_acc": 0.99}})
     (m,) = [m for m in labeldp.measure(recs) if m.claim_id == cid]

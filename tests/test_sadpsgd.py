@@ -291,7 +291,8 @@ def test_acceptance_frame_and_findings_come_from_the_records():
     frame = report.acceptance_frame([record, quick])
     assert len(frame) == 1
     row = frame.loc[("mnist", 0)]
-    assert row["acceptance rate"] == 5 / 8 and (row["downhill"], row["uphill"], row["forced"], row["rejected"]) == (1, 3, 0, 3)
+    assert (row["acceptance rate"] == 5 / 8
+            and (row["downhill"], row["uphill"], row["forced"], row["rejected"]) == (1, 3, 0, 3))
     stale = {**record, "id": "stale"}  # not a current config: left out
     assert len(report.acceptance_frame([record, stale])) == 1
     assert row["all candidates (Thm 1 formula)"] == pytest.approx(sa.eps_all("mnist", 5, 3), abs=1e-4)
@@ -307,7 +308,8 @@ def test_acceptance_frame_and_findings_come_from_the_records():
     assert axes[1][0].lines[0].get_label() == "our run, seed 0: all candidates"
     plt.close(fig)
     text = " ".join(report.measured_findings(frame))
-    assert "measured acceptance 62.5%" in text and "(1 / 0 / 1 / 1 in the four quarters" in text and "median Delta E 1.0e-01" in text
+    assert ("measured acceptance 62.5%" in text and "(1 / 0 / 1 / 1 in the four quarters" in text
+            and "median Delta E 1.0e-01" in text)
     assert report.measured_findings(report.acceptance_frame([quick])) == []
 
 
@@ -321,7 +323,8 @@ def test_energy_finding_compares_the_two_parts_of_the_test_set_at_the_end():
     text = report.energy_finding([run])
     se = 100 * (0.98 * 0.02 / 5000 + 0.97 * 0.03 / 5000) ** 0.5
     assert "accuracy 98.00% on the 5,000 test images that judged the candidates and 97.00% on the other 5,000" in text
-    assert f"gap of +1.00 points (sampling error of the gap {se:.2f}: beyond twice it)" in text and "Single seed" in text
+    assert (f"gap of +1.00 points (sampling error of the gap {se:.2f}: beyond twice it)" in text
+            and "Single seed" in text)
     last["energy_acc"] = 0.9705
     assert "+0.05 points" in report.energy_finding([run]) and "no optimism measurable" in report.energy_finding([run])
     # it is not one of Table 1's runs: it stays out of the acceptance table
@@ -382,7 +385,8 @@ def test_lowest_privacy_cost_compares_mean_eps_per_level():
                   for st, lv in zip(reach, levels)]
         return {"id": rid, "spec": {"seed": 0}, "epochs": [{"curve": points}]}
 
-    base = {"table3.mnist.dpsgd": [run([900, 1800, 4000], "d")], "table3.mnist.dpsgd_tanh": [run([800, 1500, 3000], "h")],
+    base = {"table3.mnist.dpsgd": [run([900, 1800, 4000], "d")],
+            "table3.mnist.dpsgd_tanh": [run([800, 1500, 3000], "h")],
             "table3.mnist.dpsgd_auto_s": [run([800, 1500, 3000], "a")]}
     m = sa._lowest_privacy_cost({**base, "table1.mnist.sa_dpsgd": [run([700, 1300, 2500], "s")]})
     assert m.kind == "missing" and "gap grows" in m.detail  # holds on MNIST, the others not run

@@ -132,7 +132,8 @@ def figure1_batch_sizes() -> list[dict]:
     out = []
     for b in FIG1_BATCHES:
         sigma = dpsgd_sigma(f["epsilon"], b, f["n"], f["epochs"], f["delta"])
-        out.append({"batch_size": b, "eps_at_printed_sigma": dpsgd_epsilon(f["sigma"], b, f["n"], f["epochs"], f["delta"]),
+        eps_printed = dpsgd_epsilon(f["sigma"], b, f["n"], f["epochs"], f["delta"])
+        out.append({"batch_size": b, "eps_at_printed_sigma": eps_printed,
                     "sigma_for_eps": sigma, "prints_as_paper": round(sigma, decimals) == f["sigma"]})
     return out
 
@@ -299,7 +300,8 @@ def _train(data: str, profile: str, n: int) -> dict:
 
 
 # The ablations at eps 1 (Tables 4-7; Tables 5-6 print no eps, their values are close to Table
-# 3's eps-1 column, equal on MNIST but not on Fashion-MNIST or CIFAR-10), MNIST and Fashion-MNIST, seed 0, after the CPU part: Table 4's DPIS+AC, Table 5's a_E,
+# 3's eps-1 column, equal on MNIST but not on Fashion-MNIST or CIFAR-10), MNIST and Fashion-MNIST, seed 0,
+# after the CPU part: Table 4's DPIS+AC, Table 5's a_E,
 # Table 6's k and Table 7's C* (with AC). The Table 2 default of each is the CPU part's eps-1 DPIS
 # run (or Table 4's DPIS+AC run for Table 7's C* = 4), so it is not run twice.
 ABLATION_EPSILON = "setup.epsilon2"  # eps = 1
@@ -460,7 +462,8 @@ def configs(profile: str) -> list[dict]:
                 + [c for seed in PAPER_SEEDS[1:] for c in raw_configs("paper", seed)] + cifar10_configs())
     if profile == "smoke":
         return [_config("smoke", "mnist", m, _s(SMOKE_EPSILON)) for m in ("dpis", "dpsgd")]
-    return [_config("quick", d, m, _s(QUICK_EPSILON)) for d in DATASETS for m in ("dpis", "dpsgd")] + raw_configs("quick")
+    quick = [_config("quick", d, m, _s(QUICK_EPSILON)) for d in DATASETS for m in ("dpis", "dpsgd")]
+    return quick + raw_configs("quick")
 
 
 # --------------------------------------------------------------------------------------
@@ -885,7 +888,8 @@ def _sigma_claims(paper: dict, records: list[dict]) -> list[Measurement]:
     drop = measurement.statement(
         "dpis.sec4_2.noise_drop.mnist_fmnist", all(lo <= d <= hi for d in drops.values()),
         "; ".join(f"{e}: sigma_G {traj[e][0]:.3f} -> {traj[e][-1]:.3f} ({100 * d:.0f}%)" for e, d in drops.items()),
-        f"1 - sigma_G(last epoch) / sigma_G(first epoch) within {100 * lo:.0f}-{100 * hi:.0f}% in every Table 3 DPIS run "
+        f"1 - sigma_G(last epoch) / sigma_G(first epoch) within {100 * lo:.0f}-{100 * hi:.0f}% "
+        "in every Table 3 DPIS run "
         "(Table 2's a_E; the epochs are ours, the paper prints none)", ids, seeds)
     fm = {e: s for e, s in traj.items() if e.startswith("fmnist.")}
     falls = {e: all(b <= a for a, b in zip(s, s[1:])) and s[-1] < s[0] for e, s in fm.items()}
@@ -894,7 +898,8 @@ def _sigma_claims(paper: dict, records: list[dict]) -> list[Measurement]:
         "; ".join(f"{e}: sigma_G {s[0]:.3f} -> {s[-1]:.3f} over {len(s)} epochs, "
                   f"{'never rising' if falls[e] else 'rising in some epoch'}" for e, s in fm.items())
         + "; DP-SGD-HF's sigma is constant by construction",
-        "sigma_G(e + 1) <= sigma_G(e) in every epoch and below the first epoch's at the end, in each Fashion-MNIST DPIS "
+        "sigma_G(e + 1) <= sigma_G(e) in every epoch and below the first epoch's at the end, in each "
+        "Fashion-MNIST DPIS "
         "run of Table 3 (eps 1 and 4; Figure 1 adds eps 0.5; its b and epochs are not printed: Tramer & Boneh's b, "
         "epochs ours)", [Record.of(r).id for e in fm for r in dpis_runs[e]], seeds)
     return [drop, fig1]
@@ -913,10 +918,11 @@ def measure(records: list[dict]) -> list[Measurement]:
 def _accounting_claims() -> list[Measurement]:
     check = sigma_le_dpsgd()
     rows = check["rows"]
+    at_min = [r['dpis_sigma'] / r['dpsgd_sigma'] for r in rows if r['ratio'] == min(SIGMA_GRID_RATIOS)]
     detail = (f"max sigma_DPIS - sigma_DP-SGD = {check['worst']:.2e} over {len(rows)} settings; "
               f"at r = {min(SIGMA_GRID_RATIOS)}: sigma_DPIS / sigma_DP-SGD from "
-              f"{min(r['dpis_sigma'] / r['dpsgd_sigma'] for r in rows if r['ratio'] == min(SIGMA_GRID_RATIOS)):.3f}"
-              f" to {max(r['dpis_sigma'] / r['dpsgd_sigma'] for r in rows if r['ratio'] == min(SIGMA_GRID_RATIOS)):.3f}")
+              f"{min(at_min):.3f}"
+              f" to {max(at_min):.3f}")
     return [measurement.statement(
         "dpis.sec3_3.sigma_dpis_le_dpsgd", check["worst"] <= 1e-9 * max(r["dpsgd_sigma"] for r in rows), detail,
         f"sigma_G at ratio r (Lemma 3.1) <= DP-SGD's (r = 1) at the same eps, for r in {SIGMA_GRID_RATIOS}, "

@@ -266,7 +266,8 @@ def _table4_claims() -> list[Measurement]:
         "arithmetic only: Section 5.1's test-set size / test images per identity (PubFig83 offline)"))
     out.append(measurement.exact(
         "dplis.table4.celeba1000.n_train",
-        int(_s("setup.celeba1000_n_identities") * _s("setup.celeba1000_images_per_identity") - _s("setup.celeba1000_n_test")),
+        int(_s("setup.celeba1000_n_identities") * _s("setup.celeba1000_images_per_identity")
+            - _s("setup.celeba1000_n_test")),
         "arithmetic only: Section 5.1's identities x images per identity minus its test-set size (CelebA offline)"))
     return out
 
@@ -284,7 +285,8 @@ def _table4_claims() -> list[Measurement]:
 # epoch's test accuracy is the column's cell. The draws are combined by SUM over the K draws, as
 # the authors' code that produced the tables (Alg. 2 / Eq. 6 write a mean; the chapter says so).
 # Seed 0 first (the paper's tables are single runs), then seeds 1 and 2 (EXTRA_SEEDS); the arms of
-# a seed share it, hence the same initialisation, batches and DP-noise stream (paired "gain" claims). Where R_best equals R = 10 (Table 11 at
+# a seed share it, hence the same initialisation, batches and DP-noise stream (paired "gain" claims).
+# Where R_best equals R = 10 (Table 11 at
 # eps = 1.99) the R = 10 run answers both arms.
 # The other three columns, Table 10 and Figures 3 and 7: the long runs below.
 # Profile "quick": the same arms for 20 steps on a 2,000-image test subset (never compared
@@ -643,8 +645,9 @@ def _table9_claims(paper: dict) -> list[Measurement]:
                 f"the eps-1.99 model ({len(Record.of(rs[0]).epochs)} epochs; the paper does not say which checkpoint "
                 f"Table 9 measures); L-BFGS-B, at most {sh[0]['maxiter']} iterations ({sh[0]['evaluations']} loss "
                 f"evaluations), on {sh[0]['examples']:,} fixed training examples (ours); loss {sh[0]['loss']:.4f} -> "
-                f"{sh[0]['max_loss']:.4f}" + (f"; the box's gradient-sign corner alone gives {sh[0]['corner_sharpness']:.4g}"
-                                             if "corner_sharpness" in sh[0] else "")))
+                f"{sh[0]['max_loss']:.4f}"
+                + (f"; the box's gradient-sign corner alone gives {sh[0]['corner_sharpness']:.4g}"
+                   if "corner_sharpness" in sh[0] else "")))
     ids = [Record.of(r).id for rs in runs.values() for r in rs]
     if not all(runs.values()):
         return out + [measurement.missing(c, _TABLE9_RUN) for c in ("dplis.sec5_4.sharpness_smaller",

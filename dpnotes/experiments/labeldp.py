@@ -234,7 +234,8 @@ def jax_off_by_one() -> dict:
         prior = rng.dirichlet(np.full(k, DIRICHLET[i % len(DIRICHLET)]))
         p = torch.as_tensor(prior)
         ours, jax = int(optimal_k(p, eps)), jax_k_star(prior, eps)
-        loss = p_correct(prior, rr_top_k_probabilities(p, ours, eps)) - p_correct(prior, rr_top_k_probabilities(p, jax, eps))
+        loss = (p_correct(prior, rr_top_k_probabilities(p, ours, eps))
+                - p_correct(prior, rr_top_k_probabilities(p, jax, eps)))
         rows.append({"K": k, "epsilon": eps, "k_star": ours, "jax_k_star": jax, "loss": loss})
     differ = [r for r in rows if r["k_star"] != r["jax_k_star"]]
     return {"rows": rows, "n": len(rows), "differ": len(differ),
@@ -554,7 +555,8 @@ def configs(profile: str) -> list[dict]:
             if f != _jax_row(SPLIT_EPSILON)[2]]  # the JAX fraction's run is Table 4's
     out += [_config(profile, d, eps, 3) for d in DATASETS for eps in LP3ST_EPSILONS]
     out += [_mixup_config(d, a) for d in DATASETS for a in (MIXUP_PROBE, 0.0)]
-    out += [_movielens_config(eps, stages) for eps in ML_EPSILONS for stages in ((1, 2) if math.isfinite(eps) else (1,))]
+    out += [_movielens_config(eps, stages) for eps in ML_EPSILONS
+            for stages in ((1, 2) if math.isfinite(eps) else (1,))]
     for seed in (1, 2):
         for dataset in DATASETS:
             for eps in EXTRA_SEEDS_AT:
@@ -916,11 +918,13 @@ def measure(records: list[dict]) -> list[Measurement]:
         measurement.statement(
             "labeldp.lemma1.rrtopk_dp", rc["worst"]["rr_top_k"] <= RATIO_TOL,
             f"max log-ratio - eps of RRTop-k tables = {rc['worst']['rr_top_k']:.2e} ({rc['tables']} tables in all)",
-            f"max_(y,y',o) log(M[y,o]/M[y',o]) <= eps + {RATIO_TOL:g} for RRTop-k's exact table, every k = 1..K, {_grid()}, {priors}"),
+            f"max_(y,y',o) log(M[y,o]/M[y',o]) <= eps + {RATIO_TOL:g} for RRTop-k's exact table, every k = 1..K, "
+            f"{_grid()}, {priors}"),
         measurement.statement(
             "labeldp.cor2.rrwithprior_dp", rc["worst"]["rr_with_prior"] <= RATIO_TOL,
             f"max log-ratio - eps of RRWithPrior tables = {rc['worst']['rr_with_prior']:.2e}",
-            f"max_(y,y',o) log(M[y,o]/M[y',o]) <= eps + {RATIO_TOL:g} for RRWithPrior's exact table, {_grid()}, {priors}"),
+            f"max_(y,y',o) log(M[y,o]/M[y',o]) <= eps + {RATIO_TOL:g} for RRWithPrior's exact table, "
+            f"{_grid()}, {priors}"),
         measurement.statement(
             "labeldp.thm3.rrwithprior_optimal", gap <= LP_TOL and slack <= LP_TOL,
             f"max (LP optimum - RRWithPrior) = {gap:.1e}, min = {low:.1e}; LP tables' DP slack <= {slack:.1e} "
@@ -929,21 +933,24 @@ def measure(records: list[dict]) -> list[Measurement]:
             f"{_grid()}, {priors}"),
         measurement.statement(
             "labeldp.sec4.lp1st_is_rr", uc["all_k_star_is_K"] and uc["max_table_diff"] <= 1e-15,
-            f"k* = K for every uniform prior: {uc['all_k_star_is_K']}; max |RRWithPrior - RR| = {uc['max_table_diff']:.1e}",
+            f"k* = K for every uniform prior: {uc['all_k_star_is_K']}; "
+            f"max |RRWithPrior - RR| = {uc['max_table_diff']:.1e}",
             f"uniform prior: k* = K and RRWithPrior's table equals RR's, {_grid()}"),
         measurement.statement(
             "labeldp.obs4.lpmst_labeldp", mst["worst"] <= RATIO_TOL,
             f"max log-ratio - eps = {mst['worst']:.2e} over {mst['pairs']} neighbouring label pairs",
             f"exact output law of two-stage LP-MST on 2 examples (one per stage), K = {LPMST_K}, stage-2 prior an "
             f"arbitrary (random) function of the stage-1 release, {LPMST_MAPS} such functions per eps in "
-            f"{{{', '.join(f'{e:g}' for e in EPSILONS)}}}: log-ratio <= eps + {RATIO_TOL:g} for every output (toy instances only)"),
+            f"{{{', '.join(f'{e:g}' for e in EPSILONS)}}}: log-ratio <= eps + {RATIO_TOL:g} "
+            "for every output (toy instances only)"),
     ] + _table4(records) + _appc(records) + _appe(records) + _stage2_mixup(records) + _lp3st(records)
 
 
 # --------------------------------------------------------------------------------------
 # Why every other claim is not run.
 
-_LP2ST = "no LP-MST run of it yet (LP-2ST/LP-MST is implemented: Algorithm 3 with staged priors, filtering, temperature)"
+_LP2ST = ("no LP-MST run of it yet (LP-2ST/LP-MST is implemented: Algorithm 3 with staged priors, filtering, "
+          "temperature)")
 _HEADER = "its column's eps (the table header) is missing from the extracted text"
 _BASELINES = "the baselines it compares with are quoted from other papers"
 _FIG3_EPS = "Figure 3's eps is missing from the extracted text"

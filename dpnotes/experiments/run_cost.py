@@ -5,7 +5,8 @@ reasons' run counts and hours: :mod:`dpnotes.experiments.not_run`).
 A run's estimate is, in order: the wall time of its own stored record; the median wall time
 of stored records of the same paper, profile and experiment (other seeds, older specs); the
 median of those of the same paper, profile, model and method (a record of another spec scaled by
-the ratio of training epochs); else a bench estimate (:func:`bench_seconds`); else unknown. The records come from the sweep's store and from the
+the ratio of training epochs); else a bench estimate (:func:`bench_seconds`); else unknown. The records come
+from the sweep's store and from the
 records committed with dpnotes (``<checkout>/results``), so a fresh store gets estimates too.
 Record-based estimates are wall times of one run on the machine that made each record (its
 provenance names the device; the basis says cpu or cuda), not a benchmark of this one.

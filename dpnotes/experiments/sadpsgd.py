@@ -254,7 +254,8 @@ def _train(s: dict, *, epochs: int, target: float | None = None, max_accepted: i
     ``clip_mode="auto-s"``: the AUTO-S baseline (Bu et al. 2022: C g / (||g|| + 0.01), the same
     C, lr and sigma: our reading of Table 1's "same hyper-parameters"; gamma is not printed)."""
     out = {"epochs": int(epochs), "batch_size": int(batch or s["batch_size"]), "lr": s["lr"],
-           "optimizer": "momentum", "momentum": MOMENTUM, "clip": s["clip"], "clip_mode": clip_mode, "noise_multiplier": s["sigma"],
+           "optimizer": "momentum", "momentum": MOMENTUM, "clip": s["clip"], "clip_mode": clip_mode,
+           "noise_multiplier": s["sigma"],
            "sampling": "poisson", "normalize": "expected", "steps_per_epoch": steps_per_epoch,
            "delta": s["delta"], "accountants": [ACCEPTED_ONLY, "rdp-classic", "rdp"],
            "target_epsilon": target, "target_accountant": ACCEPTED_ONLY,
@@ -572,7 +573,8 @@ def _table3_claims(paper: dict[str, list[dict]]) -> list[Measurement]:
                 ids = [Record.of(r).id for r in runs]
                 if _numeric(cid) is None:  # printed '-': never reached within eps <= 6 (caption)
                     if key == "s":
-                        out.append(measurement.missing(cid, "SA-DPSGD's runs end at eps 3; the claim is about eps <= 6"))
+                        out.append(measurement.missing(
+                            cid, "SA-DPSGD's runs end at eps 3; the claim is about eps <= 6"))
                         continue
                     never = all(h is None and Record.of(r).metric("stopped_by") == "target_epsilon"
                                 for r, h in zip(runs, hits))
@@ -637,7 +639,8 @@ def _lowest_privacy_cost(paper: dict[str, list[dict]]) -> Measurement:
         grows = all(b >= a for a, b in zip(gaps, gaps[1:]))
         holds, text = ok and grows, ", ".join(texts) + f"; gap {'grows' if grows else 'does not grow'} with the level"
         if holds and open_levels:  # nothing contradicts the claim, but a level is undecided
-            holds, text = None, text + f"; undecided at {', '.join(open_levels)} (SA-DPSGD's run ends at eps {budget:g})"
+            holds, text = None, (text + f"; undecided at {', '.join(open_levels)} "
+                                 f"(SA-DPSGD's run ends at eps {budget:g})")
         checks[ds] = (holds, text)
     rule = ("at every Table 3 level, SA-DPSGD's mean eps (paper's accounting, over our seeds) is below "
             "every baseline's, and the gap does not shrink as the level rises; a run that never reaches a "

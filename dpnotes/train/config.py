@@ -23,7 +23,8 @@ NORMALIZATIONS = ("expected", "none")
 GRAD_BACKENDS = ("func", "opacus", "ghost")
 STEPS_RULES = ("floor", "round")
 DEFAULT_ACCOUNTANTS = ("rdp", "rdp-classic", "clt")
-LATER_FIELDS = {"lr_warmup": 0.15, "eval_every": None, "stop_accuracy": None}  # field -> default (see TrainConfig.to_dict)
+# field -> default (see TrainConfig.to_dict)
+LATER_FIELDS = {"lr_warmup": 0.15, "eval_every": None, "stop_accuracy": None}
 
 
 @dataclass(frozen=True)
