@@ -3,7 +3,9 @@
 
 A run's estimate is, in order: the wall time of its own stored record; the median wall time
 of stored records of the same paper, profile and experiment (other seeds, older specs); the
-median of those of the same paper, profile, model and method; else unknown. The records come
+median of those of the same paper, profile, model and method; the experiments module's own cost
+model where it has one (``estimate_seconds(spec)``, e.g. the audit study's, scaled from timed
+steps); else unknown. The records come
 from the sweep's store and from the records committed with dpnotes (``<checkout>/results``),
 so a fresh store gets estimates too. They are wall times of one run on the machine that made
 each record (its provenance names the device; the basis says cpu or cuda), not a benchmark of
@@ -16,6 +18,7 @@ import statistics
 from collections.abc import Iterable
 from pathlib import Path
 
+from dpnotes import experiments
 from dpnotes.results import Store
 from dpnotes.spec import RunSpec
 
@@ -44,6 +47,9 @@ def estimate(spec: RunSpec, records: Iterable[dict]) -> tuple[float | None, str]
             kinds = sorted({s["device"].split(":")[0] for r in found for s in r["provenance"].get("segments", [])})
             return (statistics.median(r["provenance"]["wall_time_s"] for r in found),
                     f"{basis}, {len(found)} record(s)" + (f" on {'/'.join(kinds)}" if kinds else ""))
+    model = getattr(experiments.module(spec.paper), "estimate_seconds", None)
+    if model is not None:
+        return float(model(spec)), "cost model of the experiments (no record yet), one CPU thread"
     return None, "no stored record to go by"
 
 
@@ -67,5 +73,5 @@ def plan(specs: list[RunSpec], store: Store) -> list[str]:
     lines.append(f"{len(specs)} run(s), {len(specs) - missing} stored, {missing} to run: about "
                  f"{todo:.0f} s of run time on one worker"
                  + (f" (+ {unknown} run(s) without an estimate)" if unknown else "")
-                 + "; estimates are stored records' wall times")
+                 + "; estimates are stored records' wall times, else the experiments' cost model")
     return lines
