@@ -59,6 +59,23 @@ def mechanisms_frame(epsilons=(0.5, 1.0, 2.0, 4.0)) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def lpmst_frame(profile: str = "paper", seed: int = 0) -> pd.DataFrame:
+    """LP-MST's invariants on the real pipeline (:mod:`dpnotes.audit.labeldp`), one row per
+    distinct stage setting of the LabelDP chapter's runs at ``profile``."""
+    from dpnotes.audit import labeldp as lpmst
+
+    rows = []
+    for s in lpmst.settings(profile):
+        cfg = s["config"]
+        checks = lpmst.check(lpmst.trace(cfg, seed))
+        rows.append({"ε": cfg.epsilon, "stages": cfg.stages, "fractions": " / ".join(f"{f:g}" for f in cfg.fractions()),
+                     "temperature": cfg.temperature, "experiments": len(s["experiments"]),
+                     "rows per stage": " / ".join(map(str, checks.pop("stage sizes"))),
+                     **{k: v for k, v in checks.items() if k != "releases"},
+                     "split blind to the labels": lpmst.label_blind_split(cfg, seed)})
+    return pd.DataFrame(rows)
+
+
 def gaussian_frame(sigmas=(0.7, 1.0, 2.0, 4.0), delta: float = 1e-5) -> pd.DataFrame:
     """One Gaussian release: exact eps against the accountants."""
     return pd.DataFrame([gaussian_audit(s, delta) for s in sigmas])
