@@ -10,6 +10,7 @@ import pytest
 
 from dpnotes import executors, experiments, runner
 from dpnotes.audit import campaign
+from dpnotes.audit import report
 from dpnotes.cli import main
 from dpnotes.executors.cost import estimate
 from dpnotes.results import Store
@@ -97,3 +98,21 @@ def test_smoke_run_stores_its_record_once_on_the_resolved_device(tmp_path):
     assert audit["m"] == campaign.SCALE["smoke"]["canaries"] and audit["steps_observed"] == record["final"]["steps"]
     (again,) = runner.run_paper("audit", "smoke", only=spec.experiment, store=store, progress=False)
     assert again["provenance"] == record["provenance"]  # stored, not run again
+    # the chapter and the scoreboard read it: recorded cost, estimate for the other run, the note
+    costs = report.cost_frame("smoke", store).set_index("method")
+    assert costs.loc["dpsgd", "with record"] == 1 and costs.loc["dpsgd", "recorded CPU core-h"] >= 0
+    assert costs.loc["dpsgd", "estimated CPU-h (runs without record)"] == 0
+    assert costs.loc["sadpsgd", "with record"] == 0 and costs.loc["sadpsgd", "estimated CPU-h (runs without record)"] > 0
+    text = report.cost_markdown("smoke", store)
+    assert "1 of them have records" in text and "The other 1 are estimated" in text
+    assert "1 of 2 runs have records" in repr(report.scoreboard_note(store, "smoke"))
+    assert report.shown_profile("smoke", store) == "smoke"
+
+
+def test_chapter_and_scoreboard_say_nothing_is_recorded_in_an_empty_store(tmp_path):
+    store = Store(tmp_path)
+    assert "none of its 40 runs has a record" in repr(report.scoreboard_note(store))
+    text = report.cost_markdown("paper", store)
+    total = sum(campaign.estimate_seconds(s) for s in _specs()) / 3600
+    assert "None has a record yet" in text and f"{total:.1f} CPU-hours" in text
+    assert report.shown_profile("quick", store) == "quick"
