@@ -177,10 +177,16 @@ def what_held(recs: list[dict], profile: str):
                     and (mech["max_log_ratio"].abs() < 1e-9)[mech["k_star"] < 2].all())
     gauss = gaussian_frame()
     sound = bool((gauss["rdp"] >= gauss["exact"] - 1e-9).all() and (gauss["pld"] >= gauss["exact"] - 1e-6).all())
+    lp = lpmst_frame()
+    lp_holds = bool(lp.drop(columns=["ε", "stages", "fractions", "temperature", "experiments",
+                                     "rows per stage"]).all().all())
     lines = [f"RRWithPrior and randomized response leak exactly ε where k* ≥ 2 and nothing where k* = 1: "
              f"{'holds' if exact_rr else 'does NOT hold'} on every prior and ε of the table below.",
              f"One Gaussian release: the RDP and PLD accountants are never below the exact ε: "
-             f"{'holds' if sound else 'does NOT hold'} at every σ of the table below."]
+             f"{'holds' if sound else 'does NOT hold'} at every σ of the table below.",
+             f"LP-MST's pipeline (each label released once, priors from models that never saw the example, "
+             f"disjoint label-blind parts, one label release in the ledger): {'holds' if lp_holds else 'does NOT hold'} "
+             f"for all {len(lp)} stage settings of the LabelDP runs."]
     if recs:
         frame = campaign_frame(recs)
         above = int((frame["one-run LB"] > frame["eps (pld)"] + 1e-9).sum())
