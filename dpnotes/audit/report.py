@@ -68,7 +68,8 @@ def lpmst_frame(profile: str = "paper", seed: int = 0) -> pd.DataFrame:
     for s in lpmst.settings(profile):
         cfg = s["config"]
         checks = lpmst.check(lpmst.trace(cfg, seed))
-        rows.append({"ε": cfg.epsilon, "stages": cfg.stages, "fractions": " / ".join(f"{f:g}" for f in cfg.fractions()),
+        fractions = " / ".join(f"{f:g}" for f in cfg.fractions())
+        rows.append({"ε": cfg.epsilon, "stages": cfg.stages, "fractions": fractions,
                      "temperature": cfg.temperature, "experiments": len(s["experiments"]),
                      "rows per stage": " / ".join(map(str, checks.pop("stage sizes"))),
                      **{k: v for k, v in checks.items() if k != "releases"},
@@ -151,7 +152,8 @@ def scoreboard_note(store=None, profile: str = "paper"):
         line = (f"Audit campaign (profile {profile}): {len(recs)} of {wanted} runs have records; the one-run lower "
                 f"bound exceeds the accountant's ε (PLD) in {above} of them (above would be a privacy bug).")
     else:
-        line = f"Audit campaign (profile {profile}): none of its {wanted} runs has a record yet; no lower bound is claimed."
+        line = (f"Audit campaign (profile {profile}): none of its {wanted} runs has a record yet; "
+                "no lower bound is claimed.")
     return Html(f'{STYLE}<p class="dpn-audit">{escape(line)}</p>', line)
 
 
@@ -185,8 +187,8 @@ def what_held(recs: list[dict], profile: str):
              f"One Gaussian release: the RDP and PLD accountants are never below the exact ε: "
              f"{'holds' if sound else 'does NOT hold'} at every σ of the table below.",
              f"LP-MST's pipeline (each label released once, priors from models that never saw the example, "
-             f"disjoint label-blind parts, one label release in the ledger): {'holds' if lp_holds else 'does NOT hold'} "
-             f"for all {len(lp)} stage settings of the LabelDP runs."]
+             f"disjoint label-blind parts, one label release in the ledger): "
+             f"{'holds' if lp_holds else 'does NOT hold'} for all {len(lp)} stage settings of the LabelDP runs."]
     if recs:
         frame = campaign_frame(recs)
         above = int((frame["one-run LB"] > frame["eps (pld)"] + 1e-9).sum())
