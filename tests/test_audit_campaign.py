@@ -11,9 +11,11 @@ import pytest
 from dpnotes import executors, experiments, runner
 from dpnotes.audit import campaign
 from dpnotes.audit import report
+from dpnotes.audit.training import audited_train
 from dpnotes.cli import main
 from dpnotes.executors.cost import estimate
 from dpnotes.results import Store
+from dpnotes.train import Plugin
 
 
 def _specs(profile="paper"):
@@ -117,3 +119,31 @@ def test_chapter_and_scoreboard_say_nothing_is_recorded_in_an_empty_store(tmp_pa
     total = sum(campaign.estimate_seconds(s) for s in _specs()) / 3600
     assert "None has a record yet" in text and f"{total:.1f} CPU-hours" in text
     assert report.shown_profile("quick", store) == "quick"
+
+
+class _Stop(Exception):
+    pass
+
+
+class _StopAtSecondEpoch(Plugin):
+    name = "stop"
+
+    def on_epoch_start(self, ctx, epoch):
+        if epoch == 1:
+            raise _Stop
+
+
+def test_an_interrupted_audit_resumes_to_the_same_scores(tmp_path):
+    """A run killed after its first epoch resumes from the checkpoint with the canary scores
+    (and SA-DPSGD's accept state) of an uninterrupted run: the observer's state is checkpointed."""
+    spec = next(s for s in _specs("smoke") if s.method == "sadpsgd")
+    spec = type(spec)(**{**spec.to_dict(), "train": dict(spec.train, epochs=2), "analysis": dict(spec.analysis)})
+    data = campaign.load(spec.subset)
+    full, observer, _ = audited_train(spec, *data, extra_plugins=(Plugin(),))
+    path = tmp_path / "audit.pt"
+    with pytest.raises(_Stop):
+        audited_train(spec, *data, checkpoint=path, extra_plugins=(_StopAtSecondEpoch(),))
+    resumed, again, _ = audited_train(spec, *data, checkpoint=path, extra_plugins=(Plugin(),))
+    assert again.scores() == observer.scores() and again.steps == full["final"]["steps"] == 2 * (
+        campaign.shape("smoke")["steps_per_epoch"])
+    assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]
