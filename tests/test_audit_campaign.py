@@ -45,15 +45,14 @@ def test_every_run_has_a_cost_estimate_without_records(tmp_path):
     assert slow["dplis"] > slow["dpsgd"]  # K = 10 gradient passes a step
 
 
-def test_estimate_scales_with_batch_and_steps():
-    spec = _specs("smoke")[0]
-    assert campaign.estimate_seconds(spec) == pytest.approx(
-        campaign.START_SECONDS + campaign.SMOKE_STEP_SECONDS[spec.method] * campaign.shape("smoke")["steps"])
-    paper = next(s for s in _specs() if s.method == spec.method)
-    sh = campaign.shape("paper")
-    ratio = campaign.SCALE["paper"]["batch"] / campaign.SCALE["smoke"]["batch"]
-    assert campaign.estimate_seconds(paper) == pytest.approx(
-        campaign.START_SECONDS + campaign.SMOKE_STEP_SECONDS[spec.method] * ratio * sh["steps"])
+def test_estimate_is_steps_times_the_timed_step_at_both_profiles():
+    for profile, point in (("smoke", 0), ("paper", 1)):
+        for spec in _specs(profile):
+            assert campaign.estimate_seconds(spec) == pytest.approx(
+                campaign.START_SECONDS + campaign.STEP_SECONDS[spec.method][point] * campaign.shape(profile)["steps"])
+    quick = next(s for s in _specs("quick") if s.method == "dpsgd")
+    lo, hi = campaign.STEP_SECONDS["dpsgd"]
+    assert lo < campaign.step_seconds("dpsgd", quick.train["batch_size"]) < hi
     with pytest.raises(ValueError, match="audit spec"):
         campaign.estimate_seconds(experiments.resolve(experiments.module("gdp").configs("smoke")[0]))
 

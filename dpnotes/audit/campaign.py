@@ -26,8 +26,9 @@ An audit needs no test accuracy: only SA-DPSGD, whose accept rule reads the test
 energy), gets test images; the other methods train without a test set (no evaluation pass).
 
 Cost. :func:`estimate_seconds` (what ``dpnotes run audit --list`` shows for a run without a
-record) scales :data:`SMOKE_STEP_SECONDS`, each method's seconds per step measured at the
-``smoke`` profile with :func:`time_slice`, linearly by the expected batch and by the steps;
+record) multiplies the steps by each method's seconds per step, linear in the expected batch
+through two points timed with :func:`time_slice` at the smoke and paper profiles
+(:data:`STEP_SECONDS`);
 :func:`worker_groups` splits a profile's runs into groups of similar estimated cost for
 processes run side by side, and :func:`worker_commands` writes their command lines.
 """
@@ -58,11 +59,14 @@ SCALE = {  # real training images, canaries, expected batch, epochs, test images
     "quick": {"train": 3000, "canaries": 1000, "batch": 400, "epochs": 2, "test": 500, "seeds": (0,)},
     "smoke": {"train": 300, "canaries": 100, "batch": 80, "epochs": 1, "test": 100, "seeds": (0,)},
 }
-# Seconds per training step at the smoke profile (expected batch SCALE["smoke"]["batch"]), one
-# CPU thread, min of 3 x time_slice("smoke", method, 8.0, steps=5) on the 2-core development CPU
-# shared with two training processes (so upper estimates); dplis: K = 10 gradient passes a step,
-# dpis: its sampler's per-epoch norm pass included (one epoch = 5 steps).
-SMOKE_STEP_SECONDS = {"dpsgd": 0.193, "dplis": 0.539, "dpis": 0.333, "sadpsgd": 0.200, "dpsgd_decay": 0.259}
+# Seconds per training step at the smoke and at the paper profile's expected batch (80, 2,000),
+# one CPU thread, time_slice(profile, method, 8.0, steps=one epoch) (min of 3 at smoke, of 2 at
+# paper) on the 2-core development CPU shared with two training processes (upper estimates).
+# dplis: K = 10 gradient passes a step; dpis: its sampler's per-epoch norm pass included. A
+# smoke time scaled linearly by the batch misses by a factor 0.8 to 4 (fixed per-step work),
+# hence two points: seconds per step are linear in the batch through them (:func:`step_seconds`).
+STEP_SECONDS = {"dpsgd": (0.095, 1.205), "dplis": (0.532, 17.20), "dpis": (0.428, 8.94),
+                "sadpsgd": (0.154, 1.596), "dpsgd_decay": (0.206, 1.255)}
 START_SECONDS = 20.0  # a run's fixed part: imports, data, the final pricing and the audit bounds
 
 
@@ -208,17 +212,24 @@ def time_slice(profile: str = "paper", method: str = "dpsgd", epsilon: float = 8
             "run_seconds": per_step * sh["steps"]}
 
 
+def step_seconds(method: str, batch: int) -> float:
+    """Seconds per step of ``method`` at expected batch ``batch`` (one CPU thread): the line
+    through :data:`STEP_SECONDS`' smoke and paper points, never below the smoke time."""
+    small, large = STEP_SECONDS[validate.choice("method", method, METHODS)]
+    b0, b1 = SCALE["smoke"]["batch"], SCALE["paper"]["batch"]
+    return max(small, small + (large - small) * (batch - b0) / (b1 - b0))
+
+
 def estimate_seconds(spec) -> float:
-    """Estimated wall seconds of one audit run of ``spec`` on one CPU thread: the method's
-    :data:`SMOKE_STEP_SECONDS` scaled by the expected batch over the smoke profile's and by the
-    spec's steps, plus :data:`START_SECONDS` (module docstring)."""
-    if spec.paper != STUDY or spec.method not in SMOKE_STEP_SECONDS:
+    """Estimated wall seconds of one audit run of ``spec`` on one CPU thread: its steps times
+    :func:`step_seconds`, plus :data:`START_SECONDS` (module docstring)."""
+    if spec.paper != STUDY or spec.method not in STEP_SECONDS:
         raise ValueError(f"estimate_seconds takes an audit spec (methods {', '.join(METHODS)}), got "
                          f"{spec.paper} / {spec.method}")
     n = spec.subset["train"] + spec.analysis["canaries"]
     batch, per_epoch = spec.train["batch_size"], spec.train["steps_per_epoch"]
     steps = (n // batch if per_epoch == "floor" else int(per_epoch)) * spec.train["epochs"]
-    return START_SECONDS + SMOKE_STEP_SECONDS[spec.method] * batch / SCALE["smoke"]["batch"] * steps
+    return START_SECONDS + step_seconds(spec.method, batch) * steps
 
 
 def worker_groups(profile: str, workers: int) -> list[list]:

@@ -132,8 +132,8 @@ def cost_markdown(profile: str = "paper", store=None) -> str:
     if done < runs:
         text += (f"{'The other' if done else 'None has a record yet; all'} {runs - done} are estimated at "
                  f"**{est:.1f} CPU-hours** on one thread each (`dpnotes run audit --profile {profile} --list`: "
-                 "each method's seconds per step timed at the smoke profile, scaled by the expected batch and "
-                 "the steps; an upper estimate, timed on a CPU shared with other training).")
+                 "each method's seconds per step timed at the smoke and paper batch sizes, times the steps; "
+                 "an upper estimate, timed on a CPU shared with other training).")
     return text
 
 
