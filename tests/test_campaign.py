@@ -64,6 +64,7 @@ def test_estimates_scale_the_other_device_by_the_model_ratio():
         def __init__(self, experiment, model):
             self.id, self.experiment, self.model, self.method = "new", experiment, model, "dpsgd"
             self.method_config, self.train, self.dataset, self.subset = {}, {}, None, {}
+            self.paper = "gdp"  # no cost model of its own: records, then the bench
 
     seconds, basis = c.estimate_on(Spec("a", "m1"), records, "cuda", factors)
     assert seconds == 20 and "cuda" in basis

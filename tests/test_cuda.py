@@ -103,7 +103,7 @@ def test_cuda_run_is_deterministic_and_resumes_bit_exactly(tmp_path):
     assert _strip(_run(cfg, plugins=[Plugin()], checkpoint=path, model_seed=9)[0]) == _strip(full)
 
 
-@pytest.mark.parametrize("paper", ["dplis", "dpis", "gdp", "labeldp", "sadpsgd"])
+@pytest.mark.parametrize("paper", ["dplis", "dpis", "gdp", "labeldp", "sadpsgd", "audit"])
 def test_smoke_profile_on_cuda_spends_the_cpu_runs_privacy(paper, tmp_path):
     """Every smoke config whose data is in the mirror (the lent GPU carries a few datasets),
     on CPU and on CUDA: same ids, the CUDA run's device recorded, ledger and eps identical."""

@@ -120,3 +120,18 @@ def test_claims_table_refuses_a_record_it_cannot_find(tmp_path):
 def test_badge_rejects_an_unknown_verdict():
     with pytest.raises(KeyError):
         html.badge("maybe")
+
+
+def test_scoreboard_page_links_the_audit_chapter_and_shows_its_campaign():
+    """book/scoreboard.ipynb links the audit chapter (a sibling under book/executed/, in the toc)
+    and calls the audit report for the campaign's state."""
+    from pathlib import Path
+
+    import nbformat
+
+    repo = Path(__file__).resolve().parents[1]
+    cells = nbformat.read(repo / "book" / "scoreboard.ipynb", as_version=4).cells
+    links = [m for c in cells if c.cell_type == "markdown" for m in re.findall(r"\]\(([^)]+)\)", c.source)]
+    assert "audit.ipynb" in links
+    assert "book/executed/audit" in (repo / "_toc.yml").read_text()
+    assert any("audit_report.scoreboard_note()" in c.source for c in cells if c.cell_type == "code")

@@ -21,11 +21,21 @@ fixed subset, and m canary slots), expected batch B = q N, ``EPOCHS`` epochs:
 
 ``final["audit"]`` holds the canary scores, which canaries were included, and the bounds
 (:func:`audit_summary`). The ``smoke`` profile is a few steps on a few hundred images (CI).
-Cost: see :data:`COST_NOTE`, measured with :func:`time_slice`.
+
+An audit needs no test accuracy: only SA-DPSGD, whose accept rule reads the test loss (its
+energy), gets test images; the other methods train without a test set (no evaluation pass).
+
+Cost. :func:`estimate_seconds` (what ``dpnotes run audit --list`` shows for a run without a
+record) multiplies the steps by each method's seconds per step, linear in the expected batch
+through two points timed with :func:`time_slice` at the smoke and paper profiles
+(:data:`STEP_SECONDS`);
+:func:`worker_groups` splits a profile's runs into groups of similar estimated cost for
+processes run side by side, and :func:`worker_commands` writes their command lines.
 """
 
 from __future__ import annotations
 
+import shlex
 import time
 from functools import lru_cache
 
@@ -50,8 +60,15 @@ SCALE = {  # real training images, canaries, expected batch, epochs, test images
     "quick": {"train": 3000, "canaries": 1000, "batch": 400, "epochs": 2, "test": 500, "seeds": (0,)},
     "smoke": {"train": 300, "canaries": 100, "batch": 80, "epochs": 1, "test": 100, "seeds": (0,)},
 }
-COST_NOTE = ("measured with dpnotes.audit.campaign.time_slice, one CPU thread: see the chapter's "
-             "cost table (audit README)")
+# Seconds per training step at the smoke and at the paper profile's expected batch (80, 2,000),
+# one CPU thread, time_slice(profile, method, 8.0, steps=one epoch) (min of 3 at smoke, of 2 at
+# paper) on the 2-core development CPU shared with two training processes (upper estimates).
+# dplis: K = 10 gradient passes a step; dpis: its sampler's per-epoch norm pass included. A
+# smoke time scaled linearly by the batch misses by a factor 0.8 to 4 (fixed per-step work),
+# hence two points: seconds per step are linear in the batch through them (:func:`step_seconds`).
+STEP_SECONDS = {"dpsgd": (0.095, 1.205), "dplis": (0.532, 17.20), "dpis": (0.428, 8.94),
+                "sadpsgd": (0.154, 1.596), "dpsgd_decay": (0.206, 1.255)}
+START_SECONDS = 20.0  # a run's fixed part: imports, data, the final pricing and the audit bounds
 
 
 def _s(name: str) -> float:
@@ -115,9 +132,9 @@ def config(profile: str, method: str, epsilon: float, seed: int) -> dict:
     train = {"epochs": s["epochs"], "batch_size": s["batch"], "lr": 0.5, "optimizer": "sgd", "clip": 1.0,
              "sampling": "poisson", "steps_per_epoch": "floor", "delta": DELTA,
              "accountants": list(accountants(method)), "seed": seed, **overrides}
+    subset = {"train": s["train"], "test": s["test"]} if method == "sadpsgd" else {"train": s["train"]}
     return {"paper": STUDY, "profile": profile, "experiment": f"{method}.eps{epsilon:g}", "seed": seed,
-            "model": MODEL, "model_kwargs": {}, "dataset": "mnist",
-            "subset": {"train": s["train"], "test": s["test"]}, "method": method,
+            "model": MODEL, "model_kwargs": {}, "dataset": "mnist", "subset": subset, "method": method,
             "method_config": method_config, "train": train,
             "analysis": {"canaries": s["canaries"], "magnitude": MAGNITUDE, "target_epsilon": epsilon,
                          "target_accountant": TARGET_ACCOUNTANT if method != "dpis" else "dpis"}}
@@ -133,11 +150,12 @@ def configs(profile: str) -> list[dict]:
 
 
 def load(subset: dict):
-    """(train, test) MNIST / 255, fixed subsets (as every chapter's)."""
+    """(train, test) MNIST / 255, fixed subsets (as every chapter's); test is None when
+    ``subset`` has no ``"test"`` (the audit then runs no evaluation pass)."""
     from dpnotes.data.prepare import fixed_subset, images
 
-    train, test = images("mnist", "train"), images("mnist", "test")
-    return fixed_subset(train, subset.get("train")), fixed_subset(test, subset.get("test"))
+    train = fixed_subset(images("mnist", "train"), subset.get("train"))
+    return train, (fixed_subset(images("mnist", "test"), subset["test"]) if "test" in subset else None)
 
 
 def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None) -> dict:
@@ -174,9 +192,10 @@ def audit_summary(scores: dict, included, delta: float) -> dict:
 
 
 def time_slice(profile: str = "paper", method: str = "dpsgd", epsilon: float = 8.0, steps: int = 5) -> dict:
-    """Seconds per step of one audit run of ``profile`` (``steps`` steps on this machine, torch's
-    thread setting as it is), and the estimate for the whole run (steps + one test pass per epoch
-    are what is timed; DPIS's per-epoch norm pass is timed as one more epoch's worth of steps)."""
+    """Seconds per step of one audit run of ``profile`` (``steps`` steps, one epoch, on this
+    machine's CPU, torch's thread setting as it is), and that times the run's steps. An epoch's
+    fixed work (DPIS's norm pass, the test pass of SA-DPSGD) is spread over the ``steps``: time
+    ``steps = shape(profile)["steps_per_epoch"]`` for a whole epoch."""
     from dpnotes import experiments
     from dpnotes.audit.training import audited_train
 
@@ -191,3 +210,47 @@ def time_slice(profile: str = "paper", method: str = "dpsgd", epsilon: float = 8
     sh = shape(profile)
     return {"method": method, "seconds_per_step": per_step, "steps": sh["steps"],
             "run_seconds": per_step * sh["steps"]}
+
+
+def step_seconds(method: str, batch: int) -> float:
+    """Seconds per step of ``method`` at expected batch ``batch`` (one CPU thread): the line
+    through :data:`STEP_SECONDS`' smoke and paper points, never below the smoke time."""
+    small, large = STEP_SECONDS[validate.choice("method", method, METHODS)]
+    b0, b1 = SCALE["smoke"]["batch"], SCALE["paper"]["batch"]
+    return max(small, small + (large - small) * (batch - b0) / (b1 - b0))
+
+
+def estimate_seconds(spec) -> float:
+    """Estimated wall seconds of one audit run of ``spec`` on one CPU thread: its steps times
+    :func:`step_seconds`, plus :data:`START_SECONDS` (module docstring)."""
+    if spec.paper != STUDY or spec.method not in STEP_SECONDS:
+        raise ValueError(f"estimate_seconds takes an audit spec (methods {', '.join(METHODS)}), got "
+                         f"{spec.paper} / {spec.method}")
+    n = spec.subset["train"] + spec.analysis["canaries"]
+    batch, per_epoch = spec.train["batch_size"], spec.train["steps_per_epoch"]
+    steps = (n // batch if per_epoch == "floor" else int(per_epoch)) * spec.train["epochs"]
+    return START_SECONDS + step_seconds(spec.method, batch) * steps
+
+
+def worker_groups(profile: str, workers: int) -> list[list]:
+    """The profile's runs (resolved specs) in ``workers`` groups of similar estimated cost:
+    longest first, each to the group with the least so far (LPT); groups sorted by cost."""
+    from dpnotes import experiments
+
+    workers = validate.integer("workers", workers, minimum=1)
+    specs = sorted((experiments.resolve(c) for c in configs(profile)), key=estimate_seconds, reverse=True)
+    groups = [[] for _ in range(min(workers, len(specs)))]
+    for spec in specs:
+        min(groups, key=lambda g: sum(map(estimate_seconds, g))).append(spec)
+    return sorted(groups, key=lambda g: -sum(map(estimate_seconds, g)))
+
+
+def worker_commands(profile: str = "paper", workers: int = 14, device: str = "cuda") -> list[str]:
+    """One shell line per group of :func:`worker_groups`: ``dpnotes run audit`` once per run of
+    the group (``--only`` its experiment, ``--seeds`` its seed, one thread), one after another.
+    Each run stores its record as it finishes; a line run again skips what is stored and resumes
+    a run from its checkpoint."""
+    validate.choice("device", device, ("cpu", "cuda", "auto"))
+    return ["; ".join(f"dpnotes run audit --profile {profile} --device {device} --threads 1 --no-progress "
+                        f"--only {shlex.quote(s.experiment)} --seeds {s.seed}" for s in group)
+            for group in worker_groups(profile, workers)]

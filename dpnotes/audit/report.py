@@ -60,9 +60,102 @@ def mechanisms_frame(epsilons=(0.5, 1.0, 2.0, 4.0)) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def lpmst_frame(profile: str = "paper", seed: int = 0) -> pd.DataFrame:
+    """LP-MST's invariants on the real pipeline (:mod:`dpnotes.audit.labeldp`), one row per
+    distinct stage setting of the LabelDP chapter's runs at ``profile``."""
+    from dpnotes.audit import labeldp as lpmst
+
+    rows = []
+    for s in lpmst.settings(profile):
+        cfg = s["config"]
+        checks = lpmst.check(lpmst.trace(cfg, seed))
+        fractions = " / ".join(f"{f:g}" for f in cfg.fractions())
+        rows.append({"ε": cfg.epsilon, "stages": cfg.stages, "fractions": fractions,
+                     "temperature": cfg.temperature, "experiments": len(s["experiments"]),
+                     "rows per stage": " / ".join(map(str, checks.pop("stage sizes"))),
+                     **{k: v for k, v in checks.items() if k != "releases"},
+                     "split blind to the labels": lpmst.label_blind_split(cfg, seed)})
+    return pd.DataFrame(rows)
+
+
 def gaussian_frame(sigmas=(0.7, 1.0, 2.0, 4.0), delta: float = 1e-5) -> pd.DataFrame:
     """One Gaussian release: exact eps against the accountants."""
     return pd.DataFrame([gaussian_audit(s, delta) for s in sigmas])
+
+
+def shown_profile(profile: str, store=None) -> str:
+    """The profile whose campaign the chapter shows: ``paper`` once any paper-profile audit
+    record exists (the campaign the bounds are about), else the chapter's own ``profile``."""
+    return "paper" if records("paper", store) else profile
+
+
+def _method_costs(profile: str, store=None) -> dict[str, dict]:
+    from dpnotes import experiments
+    from dpnotes.report.cost import record_cost
+
+    stored = {r["id"]: r for r in records(profile, store)}
+    out = {m: {"runs": 0, "with record": 0, "cpu_core_h": 0.0, "gpu_h": 0.0, "estimated_cpu_h": 0.0}
+           for m in campaign.METHODS}
+    for spec in (experiments.resolve(c) for c in campaign.configs(profile)):
+        row = out[spec.method]
+        row["runs"] += 1
+        if spec.id in stored:
+            cost = record_cost(stored[spec.id])
+            row["with record"] += 1
+            row["cpu_core_h"] += cost["cpu_core_h"]
+            row["gpu_h"] += cost["gpu_h"]
+        else:
+            row["estimated_cpu_h"] += campaign.estimate_seconds(spec) / 3600
+    return {m: row for m, row in out.items() if row["runs"]}
+
+
+def cost_frame(profile: str = "paper", store=None) -> pd.DataFrame:
+    """Per method: the campaign's runs at ``profile``, how many have records, what those cost
+    (their provenance: CPU core-hours, GPU-hours) and the estimate for the others (one CPU
+    thread each, :func:`dpnotes.audit.campaign.estimate_seconds`, as ``dpnotes run audit --list``)."""
+    rows = [{"method": m, "runs": r["runs"], "with record": r["with record"],
+             "recorded CPU core-h": round(r["cpu_core_h"], 2), "recorded GPU-h": round(r["gpu_h"], 2),
+             "estimated CPU-h (runs without record)": round(r["estimated_cpu_h"], 2)}
+            for m, r in _method_costs(profile, store).items()]
+    return pd.DataFrame(rows)
+
+
+def cost_markdown(profile: str = "paper", store=None) -> str:
+    """The campaign's total cost at ``profile`` in one paragraph: recorded where records exist,
+    estimated (``--list``'s cost model) for the runs without one."""
+    rows = _method_costs(profile, store).values()
+    runs, done = sum(r["runs"] for r in rows), sum(r["with record"] for r in rows)
+    cpu, gpu, est = (sum(r[k] for r in rows) for k in ("cpu_core_h", "gpu_h", "estimated_cpu_h"))
+    text = f"**The campaign at profile `{profile}`**: {runs} runs (`dpnotes run audit --profile {profile}`). "
+    if done:
+        text += (f"{done} of them have records, which cost {cpu:.2f} CPU core-hours and {gpu:.2f} GPU-hours "
+                 "(their provenance). ")
+    if done < runs:
+        text += (f"{'The other' if done else 'None has a record yet; all'} {runs - done} are estimated at "
+                 f"**{est:.1f} CPU-hours** on one thread each (`dpnotes run audit --profile {profile} --list`: "
+                 "each method's seconds per step timed at the smoke and paper batch sizes, times the steps; "
+                 "an upper estimate, timed on a CPU shared with other training).")
+    return text
+
+
+def scoreboard_note(store=None, profile: str = "paper"):
+    """The audit campaign's state for the scoreboard page (``profile``, paper by default): runs
+    with records, and in how many the one-run lower bound exceeds the accountant's eps."""
+    from html import escape
+
+    from dpnotes.report.html import Html
+    from dpnotes.report.layout import STYLE
+
+    recs, wanted = records(profile, store), len(campaign.configs(profile))
+    if recs:
+        frame = campaign_frame(recs)
+        above = int((frame["one-run LB"] > frame["eps (pld)"] + 1e-9).sum())
+        line = (f"Audit campaign (profile {profile}): {len(recs)} of {wanted} runs have records; the one-run lower "
+                f"bound exceeds the accountant's ε (PLD) in {above} of them (above would be a privacy bug).")
+    else:
+        line = (f"Audit campaign (profile {profile}): none of its {wanted} runs has a record yet; "
+                "no lower bound is claimed.")
+    return Html(f'{STYLE}<p class="dpn-audit">{escape(line)}</p>', line)
 
 
 def status_markdown(recs: list[dict], profile: str) -> str:
@@ -87,10 +180,16 @@ def what_held(recs: list[dict], profile: str):
                     and (mech["max_log_ratio"].abs() < 1e-9)[mech["k_star"] < 2].all())
     gauss = gaussian_frame()
     sound = bool((gauss["rdp"] >= gauss["exact"] - 1e-9).all() and (gauss["pld"] >= gauss["exact"] - 1e-6).all())
+    lp = lpmst_frame()
+    lp_holds = bool(lp.drop(columns=["ε", "stages", "fractions", "temperature", "experiments",
+                                     "rows per stage"]).all().all())
     lines = [f"RRWithPrior and randomized response leak exactly ε where k* ≥ 2 and nothing where k* = 1: "
              f"{'holds' if exact_rr else 'does NOT hold'} on every prior and ε of the table below.",
              f"One Gaussian release: the RDP and PLD accountants are never below the exact ε: "
-             f"{'holds' if sound else 'does NOT hold'} at every σ of the table below."]
+             f"{'holds' if sound else 'does NOT hold'} at every σ of the table below.",
+             f"LP-MST's pipeline (each label released once, priors from models that never saw the example, "
+             f"disjoint label-blind parts, one label release in the ledger): "
+             f"{'holds' if lp_holds else 'does NOT hold'} for all {len(lp)} stage settings of the LabelDP runs."]
     if recs:
         frame = campaign_frame(recs)
         above = int((frame["one-run LB"] > frame["eps (pld)"] + 1e-9).sum())

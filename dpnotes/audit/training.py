@@ -33,6 +33,7 @@ def audited_train(spec, train_data, test_data, *, device: str = "cpu", progress:
     model = CanaryModel(models.create(spec.model, **spec.model_kwargs), m, num_classes, magnitude * config.clip)
     observer = CanaryObserver(model)
     plugins = method.hooks(method.Config(**spec.method_config)) + (observer, *extra_plugins)
-    out = train(model, with_canaries(train_data, included, num_classes), with_real_ids(test_data), config,
+    test = None if test_data is None else with_real_ids(test_data)  # None: no evaluation pass
+    out = train(model, with_canaries(train_data, included, num_classes), test, config,
                 plugins=plugins, progress=progress, checkpoint=checkpoint, loss=canary_loss(num_classes))
     return out, observer, np.asarray(included)

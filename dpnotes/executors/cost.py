@@ -37,5 +37,5 @@ def plan(specs: list[RunSpec], store: Store) -> list[str]:
                  f"{todo:.0f} s of run time on one worker"
                  + (f" (+ {unknown} run(s) without an estimate)" if unknown else "")
                  + (f"; {gpu_runs} of them GPU-scale (over {GPU_SCALE_HOURS:g} CPU-hours each)" if gpu_runs else "")
-                 + "; estimates are stored records' wall times, else bench estimates")
+                 + "; estimates are stored records' wall times, else the experiments' cost model or bench estimates")
     return lines

@@ -146,6 +146,11 @@ def estimate(spec: RunSpec, records: Iterable[dict]) -> tuple[float | None, str]
             return (statistics.median(r["provenance"]["wall_time_s"] * x for r, x in zip(found, ratios)),
                     f"{basis}, {len(found)} record(s)" + (f" on {'/'.join(kinds)}" if kinds else "")
                     + (" scaled to its epochs" if scaled else ""))
+    from dpnotes import experiments
+
+    model = getattr(experiments.module(spec.paper), "estimate_seconds", None)
+    if model is not None:  # a study's own cost model (the audits: timed steps, one CPU thread)
+        return float(model(spec)), "cost model of the experiments (no record yet), one CPU thread"
     cpu = bench_seconds(spec, "cpu")
     if cpu is not None:
         gpu = bench_seconds(spec, "cuda")
