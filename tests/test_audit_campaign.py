@@ -9,8 +9,7 @@ import shlex
 import pytest
 
 from dpnotes import executors, experiments, runner
-from dpnotes.audit import campaign
-from dpnotes.audit import report
+from dpnotes.audit import campaign, report
 from dpnotes.audit.training import audited_train
 from dpnotes.cli import main
 from dpnotes.executors.cost import estimate

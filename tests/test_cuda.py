@@ -12,6 +12,10 @@ import math
 import pytest
 import torch
 from scipy import stats
+from toy_runs import data as _data
+from toy_runs import model as _model
+from toy_runs import run as _run
+from toy_runs import strip as _strip
 
 from dpnotes import data, executors, models, runner
 from dpnotes.results import Store
@@ -19,7 +23,6 @@ from dpnotes.train import TrainConfig, build_context, private_step, train
 from dpnotes.train.ghost import GhostGrads
 from dpnotes.train.grads import FuncGrads, grad_norms, per_example_loss, trainable
 from dpnotes.train.plugins import Plugin
-from toy_runs import data as _data, model as _model, run as _run, strip as _strip
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 

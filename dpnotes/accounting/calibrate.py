@@ -17,8 +17,9 @@ from scipy import optimize
 from dpnotes import validate
 from dpnotes.accounting.accountants import CONVERSION, DEFAULT_ORDERS, accountant_names, epsilon
 from dpnotes.accounting.gdp import epsilon_from_mu, mu_from_epsilon, mu_poisson
-from dpnotes.accounting.registry import accountant as registered, price
-from dpnotes.accounting.rdp import _epsilons, resolve_orders, subsampled_gaussian_rdp, rdp_to_epsilon
+from dpnotes.accounting.rdp import _epsilons, rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
+from dpnotes.accounting.registry import accountant as registered
+from dpnotes.accounting.registry import price
 from dpnotes.ledger import Ledger
 
 _EPS_CAP = 1e6  # eps values above this (including inf) count as "far above any target"

@@ -92,8 +92,8 @@ def shape(profile: str) -> dict:
 @lru_cache(maxsize=None)
 def _sigma(profile: str, method: str, epsilon: float) -> float:
     from dpnotes.accounting.calibrate import noise_multiplier
-    from dpnotes.methods import dpsgd_decay
     from dpnotes.experiments.dpis import DECAY_RATE
+    from dpnotes.methods import dpsgd_decay
 
     sh, s = shape(profile), SCALE[profile]
     if method == "dpsgd_decay":

@@ -5,8 +5,7 @@ CPU and, where the bench has a CUDA row, GPU seconds), and the GPU-scale mark. `
 
 from __future__ import annotations
 
-from dpnotes.experiments.run_cost import (GPU_SCALE_HOURS, bench_seconds, estimate, gpu_scale,
-                                          reference_records)
+from dpnotes.experiments.run_cost import GPU_SCALE_HOURS, bench_seconds, estimate, gpu_scale, reference_records
 from dpnotes.results import Store
 from dpnotes.spec import RunSpec
 

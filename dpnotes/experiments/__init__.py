@@ -44,10 +44,9 @@ import fnmatch
 import importlib
 from types import ModuleType
 
-from dpnotes.claims import PAPERS
 from dpnotes import spec
+from dpnotes.claims import PAPERS
 from dpnotes.record import Record, add_final
-
 
 STUDIES = {"audit": "dpnotes.audit.campaign"}  # run like a paper, records under results/<study>/
 

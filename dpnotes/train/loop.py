@@ -25,8 +25,7 @@ from tqdm import tqdm
 
 from dpnotes import validate
 from dpnotes.accounting.registry import accountant, price
-from dpnotes.ledger import (CandidateStepDpEvent, GaussianDpEvent, Ledger, NonPrivateDpEvent,
-                            PoissonSampledDpEvent)
+from dpnotes.ledger import CandidateStepDpEvent, GaussianDpEvent, Ledger, NonPrivateDpEvent, PoissonSampledDpEvent
 from dpnotes.train import checkpoint as ckpt
 from dpnotes.train.config import TrainConfig
 from dpnotes.train.grads import LossFn, Params, grad_norms, make_backend, per_example_loss, trainable
