@@ -27,9 +27,11 @@ def _epochs(accs: dict[int, float]) -> list[dict]:
 def test_first_column_gains_pair_seeds_at_the_columns_epoch():
     e = X.column_epoch("mnist", "eps1_99")
     stored = [for_config(X, "table2.mnist_mlp.eps1_99.no", 0, epochs=_epochs({e - 1: 0.5, e: 0.90, e + 1: 0.99})),
-              for_config(X, "table2.mnist_mlp.eps1_99.r10", 0, epochs=_epochs({e - 1: 0.5, e: 0.93, e + 1: 0.10}))]
+              for_config(X, "table2.mnist_mlp.eps1_99.r10", 0, epochs=_epochs({e - 1: 0.5, e: 0.93, e + 1: 0.10})),
+              # seed 1 has only the smoothed arm: unpaired, left out of the gain and of the seed count
+              for_config(X, "table2.mnist_mlp.eps1_99.r10", 1, epochs=_epochs({e - 1: 0.5, e: 0.99, e + 1: 0.10}))]
     df = report.first_column_gains(stored)
-    assert df.to_dict("records") == [{"cell": "mnist mlp, R = 10", "ours": pytest.approx(3.0),
+    assert df.to_dict("records") == [{"cell": "mnist mlp, R = 10", "seeds": 1, "ours": pytest.approx(3.0),
                                       "paper": claims.get("dplis.table2.mnist_mlp.eps1_99.gain_r10").number}]
     f = report.gains_figure(stored)
     assert len(f.shown) == 1 and f.text == ""
