@@ -388,7 +388,7 @@ def training_figure(stored: list[dict]) -> Finding:
                 "cell: Table 3's DPIS and DP-SGD-HF cells and the ablations of Tables 4-7 at ε = 1, MNIST above, "
                 "Fashion-MNIST below.",
         alt="Two dot plots, MNIST and Fashion-MNIST, of test accuracy per table cell, crosses for the paper and dots "
-            "for our seeds, mostly within a point of each other."),))
+            "for our seeds."),))
 
 
 def sigma_figure(stored: list[dict]) -> Finding:
