@@ -21,7 +21,7 @@ lr and C (scaled down: never compared with the paper); ``paper`` = its CPU part,
 the full MNIST (eps 1, 3) and Fashion-MNIST (eps 1, 4), seed 0, with epochs per eps of our
 choosing (:data:`PAPER_EPOCHS`: the paper tunes them and prints none), then the ablations at
 eps 1 on both, seed 0 (:func:`ablation_configs`: Table 4's DPIS+AC, Table 5's a_E, Table 6's k,
-Table 7's C*), then the CPU part's seeds 1 and 2. The other Table 3-8 cells say why they are not
+Table 7's C*), then the CPU part's seeds 1 and 2, then the ablations' seeds 1 and 2. The other Table 3-8 cells say why they are not
 run (:data:`NOT_RUN`).
 """
 
@@ -279,7 +279,7 @@ PAPER_EPSILONS = {"fashion-mnist": ("setup.epsilon2", "setup.epsilon5"),  # eps 
 # about 14 epochs at eps 1, 40 at eps 4), and 40 at eps 3.
 PAPER_EPOCHS = {1.0: 14, 3.0: 40, 4.0: 40}
 # Seeds of the Table 3 runs (seed 0 first: the others give the DPIS - DP-SGD-HF gain a spread);
-# the ablations run seed 0.
+# the ablations run seed 0 first and seeds 1-2 after every Table 3 seed (paired with DPIS's).
 PAPER_SEEDS = (0, 1, 2)
 # A capped first-stage probability (Lemma 3.1's precondition K~ > k b C fails) is charged, not
 # refused, so that a long run reports how often it happens (dpnotes.methods.dpis).
@@ -452,14 +452,16 @@ def configs(profile: str) -> list[dict]:
     DP-SGD-HF on the full MNIST and Fashion-MNIST at :data:`PAPER_EPSILONS` with our
     :data:`PAPER_EPOCHS` (seed 0), the raw-pixel baselines there (seed 0), the ablations (seed 0),
     then the CPU part's seeds 1 and 2, then the raw-pixel baselines' seeds 1 and 2 (so that every
-    competitor is compared with DPIS on paired seeds), last Table 3's CIFAR-10 runs
+    competitor is compared with DPIS on paired seeds), then the ablations' seeds 1 and 2 (each
+    ablation paired with DPIS's run of the same seed), last Table 3's CIFAR-10 runs
     (:func:`cifar10_configs`, GPU-scale)."""
     validate.choice("profile", profile, PROFILES)
     if profile == "paper":
         main = [_config("paper", d, m, _s(e), seed) for seed in PAPER_SEEDS for d in ("fashion-mnist", "mnist")
                 for e in PAPER_EPSILONS[d] for m in ("dpis", "dpsgd")]
         return (main[:8] + raw_configs("paper") + ablation_configs(0) + main[8:]
-                + [c for seed in PAPER_SEEDS[1:] for c in raw_configs("paper", seed)] + cifar10_configs())
+                + [c for seed in PAPER_SEEDS[1:] for c in raw_configs("paper", seed)]
+                + [c for seed in PAPER_SEEDS[1:] for c in ablation_configs(seed)] + cifar10_configs())
     if profile == "smoke":
         return [_config("smoke", "mnist", m, _s(SMOKE_EPSILON)) for m in ("dpis", "dpsgd")]
     quick = [_config("quick", d, m, _s(QUICK_EPSILON)) for d in DATASETS for m in ("dpis", "dpsgd")]
