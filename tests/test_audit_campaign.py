@@ -145,3 +145,45 @@ def test_an_interrupted_audit_resumes_to_the_same_scores(tmp_path):
     assert again.scores() == observer.scores() and again.steps == full["final"]["steps"] == 2 * (
         campaign.shape("smoke")["steps_per_epoch"])
     assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]
+
+
+def _frame(rows):
+    cols = ["method", "target eps", "seed", "eps (pld)", "one-run LB", "f-DP one-run LB"]
+    return report.pd.DataFrame(rows, columns=cols)
+
+
+def test_implications_flag_a_bound_above_the_accountant_and_name_the_twins_of_dpsgd():
+    frame = _frame([("dpsgd", 1.0, 0, 0.9, 0.3, 0.4), ("dplis", 1.0, 0, 0.9, 0.3, 0.4),
+                    ("dpis", 1.0, 0, 0.9, 0.2, 0.95)])  # dpis: the f-DP bound is above its eps
+    same = {"dpsgd": 0.0, "dplis": 1e-6, "dpis": 2.0}
+    imp = report.implications_frame(frame, same).set_index("method")
+    assert imp.loc["dpis", "any LB above eps"] and not imp.loc["dplis", "any LB above eps"]
+    assert imp.loc["dplis", "release seen = DP-SGD's"] and not imp.loc["dpis", "release seen = DP-SGD's"]
+    assert abs(imp.loc["dpis", "largest LB / eps (pld)"] - 0.95 / 0.9) < 1e-12
+    text = report.implications_markdown(frame, same)
+    assert "EXCEEDS the accountant for dpis" in text and "The canaries of dplis read exactly" in text
+    fine = report.implications_markdown(frame[frame["method"] != "dpis"], same)
+    assert "no run's bound exceeds its accountant" in fine and "dpis" not in fine
+
+
+def test_implications_of_no_record_claim_nothing():
+    empty = _frame([])
+    assert report.implications_frame(empty, {}).empty
+    assert report.implications_markdown(empty, {}).startswith("No audit record yet")
+
+
+class _FakeRecord:
+    def __init__(self, method, eps, seed, llr):
+        self.method, self.seed, self.analysis_spec, self._llr = method, seed, {"target_epsilon": eps}, llr
+
+    def metric(self, name):
+        return {"llr": self._llr}
+
+
+def test_same_release_is_measured_against_dpsgd_at_the_same_eps_and_seed(monkeypatch):
+    monkeypatch.setattr(report.Record, "of", staticmethod(lambda r: r))
+    recs = [_FakeRecord("dpsgd", 1.0, 0, [0.1, -0.2]), _FakeRecord("dplis", 1.0, 0, [0.1, -0.2]),
+            _FakeRecord("dpis", 1.0, 0, [0.5, -0.2]),
+            _FakeRecord("dpis", 2.0, 0, [9.0, 9.0])]  # no DP-SGD run at eps 2: not compared
+    same = report.same_release_as_dpsgd(recs)
+    assert same["dplis"] == 0.0 and abs(same["dpis"] - 0.4) < 1e-12 and same["dpsgd"] == 0.0

@@ -53,6 +53,85 @@ def figure(ax, recs: list[dict]) -> None:
     ax.legend()
 
 
+# What each audited step is, in which paper, and what its audit can and cannot say (prose only:
+# every number of the table below comes from the records).
+METHOD_NOTES = {
+    "dpsgd": ("DP-SGD (Abadi et al. 2016): the baseline of DPlis, DPIS, SA-DPSGD and GDP",
+              "the clipped, noised sum of a Poisson batch; the accountants price exactly this step"),
+    "dplis": ("DPlis (Wang et al. 2021), Algorithm 1",
+              "the same release as DP-SGD: smoothing moves the weights at which gradients are taken, "
+              "not what a step releases, so its eps is DP-SGD's at the same sigma"),
+    "dpis": ("DPIS (Wei et al. 2022), Algorithms 1-2",
+             "a release whose sampling depends on the gradients' norms, priced by its own accountant "
+             "(Theorem 3.3); the audit reads it with canaries that go through its sampler"),
+    "sadpsgd": ("SA-DPSGD (Fu et al. 2022), Algorithm 1",
+                "every candidate step is a DP-SGD release, accepted or not; the audit reads every candidate, "
+                "as the sound eps charges them all (Theorem 1 charges the accepted ones only)"),
+    "dpsgd_decay": ("DP-SGD with decaying noise (Yu et al. 2019), DPIS's competitor",
+                    "DP-SGD releases with a sigma schedule; RDP composes the steps"),
+}
+SAME_RELEASE_TOL = 1e-3  # canary log-likelihood ratios equal to DP-SGD's within this: the same release
+IMPLICATION_COLUMNS = ["method", "paper", "runs", "largest LB", "largest LB / eps (pld)", "any LB above eps",
+                       "release seen = DP-SGD's", "what the step releases"]
+
+
+def same_release_as_dpsgd(recs: list[dict]) -> dict[str, float]:
+    """For each method, the largest difference between its canaries' log-likelihood ratios and
+    DP-SGD's at the same target eps and seed (same noise stream): ~0 when the method's step
+    releases exactly what DP-SGD's does."""
+    llr = {}
+    for r in map(Record.of, recs):
+        llr[(r.method, r.analysis_spec["target_epsilon"], r.seed)] = r.metric("audit")["llr"]
+    out = {}
+    for (method, eps, seed), values in llr.items():
+        base = llr.get(("dpsgd", eps, seed))
+        if base is not None and len(base) == len(values):
+            gap = max(abs(a - b) for a, b in zip(values, base))
+            out[method] = max(out.get(method, 0.0), gap)
+    return out
+
+
+def implications_frame(frame: pd.DataFrame, same: dict[str, float]) -> pd.DataFrame:
+    """Per method (rows of :func:`campaign_frame`): runs, the largest lower bound and its share of
+    the accountant's eps, whether any run's bound exceeds it, whether its canaries saw DP-SGD's
+    release, and what that means for the paper's claims (:data:`METHOD_NOTES`)."""
+    rows = []
+    for method, part in frame.groupby("method"):
+        share = part["one-run LB"] / part["eps (pld)"]
+        worst = max(share.max(), (part["f-DP one-run LB"] / part["eps (pld)"]).max())
+        same_gap = same.get(method)
+        paper, release = METHOD_NOTES.get(method, (method, ""))
+        rows.append({"method": method, "paper": paper, "runs": len(part),
+                     "largest LB": part[["one-run LB", "f-DP one-run LB"]].max().max(),
+                     "largest LB / eps (pld)": worst,
+                     "any LB above eps": bool((part[["one-run LB", "f-DP one-run LB"]].max(axis=1)
+                                               > part["eps (pld)"] + 1e-9).any()),
+                     "release seen = DP-SGD's": None if same_gap is None else bool(same_gap <= SAME_RELEASE_TOL),
+                     "what the step releases": release})
+    return pd.DataFrame(rows, columns=IMPLICATION_COLUMNS)
+
+
+def implications_markdown(frame: pd.DataFrame, same: dict[str, float]) -> str:
+    """The chapter's reading of :func:`implications_frame`, every number from the records."""
+    imp = implications_frame(frame, same)
+    if imp.empty:
+        return "No audit record yet: nothing is claimed about the methods' steps."
+    above = imp[imp["any LB above eps"]]["method"].tolist()
+    twins = [m for m, v in zip(imp["method"], imp["release seen = DP-SGD's"]) if v and m != "dpsgd"]
+    text = [f"Across {int(imp['runs'].sum())} runs the largest lower bound is "
+            f"{imp['largest LB / eps (pld)'].max():.0%} of the accountant's ε (PLD): "
+            + ("no run's bound exceeds its accountant, so the audits find no privacy bug in any method's step."
+               if not above else f"the bound EXCEEDS the accountant for {', '.join(above)}: a privacy bug.")]
+    if twins:
+        text.append(f"The canaries of {', '.join(twins)} read exactly DP-SGD's release at the same seed (largest "
+                    f"difference in a canary's log-likelihood ratio {max(same[m] for m in twins):.1g}): their "
+                    "steps change what the weights do with a release, not the release, so their ε stand or fall "
+                    "with DP-SGD's accountant, and this audit cannot tell them apart.")
+    text.append("A lower bound well below the accountant does not prove the accountant tight: one run with "
+                f"{campaign.SCALE['paper']['canaries']:,} canaries certifies at most the ceilings above.")
+    return " ".join(text)
+
+
 def mechanisms_frame(epsilons=(0.5, 1.0, 2.0, 4.0)) -> pd.DataFrame:
     """RRWithPrior's exact max log-ratio for a uniform, a spread and a confident prior."""
     priors = {"uniform (RR)": [0.1] * 10, "spread": [0.4, 0.3, 0.2, 0.1], "confident": [0.97, 0.01, 0.01, 0.01]}
