@@ -127,3 +127,31 @@ def test_smoke_profile_on_cuda_spends_the_cpu_runs_privacy(paper, tmp_path):
 
 def _registry_name(dataset: str) -> str:
     return {"fashion_mnist": "fashion-mnist", "cifar10": "cifar-10"}.get(dataset, dataset)
+
+
+def test_dplis_draws_where_the_parameters_live_and_resumes_bit_exactly(tmp_path):
+    from dpnotes.methods import dplis
+
+    def smoothing():
+        return dplis.hooks(dplis.Config(K=2, R=20.0))[0]
+
+    cfg = TrainConfig(epochs=3, batch_size=16, lr=0.05, normalize="none", noise_multiplier=1.1, clip=1.0,
+                      accountants=("rdp",), seed=3, device="cuda")
+    plugin = smoothing()
+    full, _ = _run(cfg, [plugin])
+    assert plugin.generator.device.type == "cuda"  # no host draw copied to the GPU every step
+
+    class Stop(Exception):
+        pass
+
+    class StopAfter(Plugin):
+        name = "stop"
+
+        def on_epoch_start(self, ctx, epoch):
+            if epoch == 2:
+                raise Stop
+
+    path = tmp_path / "run.pt"
+    with pytest.raises(Stop):
+        _run(cfg, [smoothing(), StopAfter()], checkpoint=path)
+    assert _strip(_run(cfg, [smoothing(), Plugin()], checkpoint=path, model_seed=9)[0]) == _strip(full)

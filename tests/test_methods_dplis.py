@@ -152,6 +152,7 @@ def test_resume_from_checkpoint_equals_uninterrupted(tmp_path):
         _run(cfg, [_plugin(K=2, R=20.0), StopAfter()], checkpoint=path)
     saved = torch.load(path, weights_only=False)
     assert len(saved["history"]) == 2 and "generator" in saved["plugins"][0]
+    assert saved["plugins"][0]["generator"].numel() == torch.Generator().get_state().numel()  # a CPU run's stream
     resumed, resumed_model = _run(cfg, [_plugin(K=2, R=20.0), Plugin()], checkpoint=path,
                                   model_seed=9)
     assert _strip(resumed) == _strip(full)

@@ -21,8 +21,8 @@ lr and C (scaled down: never compared with the paper); ``paper`` = its CPU part,
 the full MNIST (eps 1, 3) and Fashion-MNIST (eps 1, 4), seed 0, with epochs per eps of our
 choosing (:data:`PAPER_EPOCHS`: the paper tunes them and prints none), then the ablations at
 eps 1 on both, seed 0 (:func:`ablation_configs`: Table 4's DPIS+AC, Table 5's a_E, Table 6's k,
-Table 7's C*), then the CPU part's seeds 1 and 2, then the ablations' seeds 1 and 2. The other Table 3-8 cells say why they are not
-run (:data:`NOT_RUN`).
+Table 7's C*), then the CPU part's seeds 1 and 2, then the ablations' seeds 1 and 2. The other
+Table 3-8 cells say why they are not run (:data:`NOT_RUN`).
 """
 
 from __future__ import annotations
