@@ -1,0 +1,149 @@
+"""An on-disk cache of ``dpnotes scoreboard``'s output, keyed by everything the output depends on.
+
+Computing the scoreboard re-verifies every record, re-prices ledgers, calibrates noise for the
+configs the experiments modules ask for and counts data set labels: seconds, every call. The
+output is a pure function of
+
+* the source of the :mod:`dpnotes` package: every file under it (``.py``, the claims ``.toml``,
+  anything else), by content;
+* the record stores read: the one given and the records committed with dpnotes
+  (:data:`dpnotes.experiments.run_cost.COMMITTED`, read for the not-run cost estimates): every
+  file at ``<paper>/<profile>/<file>`` (records and their seals), by content, and where each is;
+* the data sets the claims count on (DPlis's Table 4 counts the MNIST and CIFAR-10 labels): the
+  ``$DPNOTES_CACHE`` and ``$DPNOTES_DATA_MIRROR`` settings and, for every registered data set, the
+  name, size and modification time of each file in its folder of the data cache and of each
+  mirror (the loaders verify the content against the registry's checksums on every load, so a
+  file the key sees unchanged can only give the answer it gave);
+* the interpreter and the installed distributions (name and version of each);
+* the command's options (``--paper``, ``--json``).
+
+The key is the sha256 of all of them (:func:`key`); an entry is ``<key>.json`` holding the key,
+the output and the output's sha256, and is used only if all three agree (:func:`read`): a stale
+entry is never found (another key), a corrupt or foreign one is recomputed and rewritten. The
+cache lives outside the results store and the repository: ``$DPNOTES_SCOREBOARD_CACHE``, else
+``$XDG_CACHE_HOME/dpnotes/scoreboard``, else ``~/.cache/dpnotes/scoreboard``. An unwritable
+cache only costs time. ``dpnotes scoreboard --no-cache`` neither reads nor writes it.
+
+What the key cannot see: the re-pricing cache that record verification trusts
+(:mod:`dpnotes.reprice_cache`, itself keyed by the accounting source) and a data file edited in
+place with its size and modification time kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+FORMAT = 1
+PACKAGE = Path(__file__).resolve().parent
+_DATA_ENV = ("DPNOTES_CACHE", "DPNOTES_DATA_MIRROR")
+
+
+def directory() -> Path:
+    """Where the entries are kept (module docstring)."""
+    if os.environ.get("DPNOTES_SCOREBOARD_CACHE"):
+        return Path(os.environ["DPNOTES_SCOREBOARD_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "dpnotes" / "scoreboard"
+
+
+def _files(root: Path, depth: int | None = None) -> list[Path]:
+    """Regular files under ``root`` (all, or exactly ``depth`` levels down), sorted; no caches."""
+    if depth is not None:
+        return sorted(p for p in root.glob("/".join(["*"] * depth)) if p.is_file())
+    out = []
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        out += [Path(folder) / n for n in names if not n.endswith(".pyc")]
+    return sorted(out)
+
+
+def _content(h, root: Path, files: list[Path]) -> None:
+    for path in files:
+        h.update(path.relative_to(root).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+
+
+def _data(h) -> None:
+    from dpnotes.data.registry import REGISTRY
+    from dpnotes.data.store import cache_root, mirror_roots
+
+    for name in _DATA_ENV:
+        h.update(f"{name}={os.environ.get(name)!r}\0".encode())
+    for root in [cache_root(), *mirror_roots()]:
+        h.update(f"root {root.resolve()}\0".encode())
+        for dataset in sorted(REGISTRY):
+            folder = root / dataset
+            if folder.is_dir():
+                for path in _files(folder):
+                    st = path.stat()
+                    h.update(f"{path.relative_to(root).as_posix()} {st.st_size} {st.st_mtime_ns}\0".encode())
+
+
+def _runtime(h) -> None:
+    from importlib.metadata import distributions
+
+    h.update(f"{sys.version}\0{sys.implementation.name}\0".encode())
+    versions = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())
+    h.update("\0".join(versions).encode())
+
+
+def key(store_root: Path, options: dict) -> str:
+    """The sha256 of everything the scoreboard's output for ``store_root`` and ``options``
+    depends on (module docstring)."""
+    from dpnotes.experiments.run_cost import COMMITTED
+
+    h = hashlib.sha256(f"dpnotes scoreboard cache {FORMAT}\0".encode())
+    h.update(json.dumps(options, sort_keys=True).encode() + b"\0")
+    _content(h, PACKAGE, _files(PACKAGE))
+    for root in dict.fromkeys(Path(r).resolve() for r in (store_root, COMMITTED)):
+        h.update(f"\0store {root} {root.is_dir()}\0".encode())
+        if root.is_dir():
+            _content(h, root, _files(root, depth=3))
+    _data(h)
+    _runtime(h)
+    return h.hexdigest()
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read(path: Path, want: str) -> str | None:
+    """The output stored in the entry ``path`` if it is intact and made under key ``want``, else None."""
+    try:
+        entry = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # absent, unreadable, truncated
+    if not (isinstance(entry, dict) and entry.get("format") == FORMAT and entry.get("key") == want
+            and isinstance(entry.get("output"), str) and entry.get("sha256") == _sha(entry["output"])):
+        return None
+    return entry["output"]
+
+
+def write(path: Path, want: str, output: str) -> None:
+    """Store ``output`` under key ``want`` (atomically; an unwritable cache is ignored)."""
+    from dpnotes.atomic import atomic_write
+
+    entry = {"format": FORMAT, "key": want, "sha256": _sha(output), "output": output}
+    try:
+        with atomic_write(path) as out:
+            out.write(json.dumps(entry).encode("utf-8"))
+    except OSError:
+        pass
+
+
+def cached(store_root: Path, options: dict, compute: Callable[[], str]) -> str:
+    """``compute()``'s output, from the cache when an intact entry for the current key exists;
+    else computed and stored."""
+    want = key(store_root, options)
+    path = directory() / f"{want}.json"
+    output = read(path, want)
+    if output is None:
+        output = compute()
+        write(path, want, output)
+    return output
