@@ -14,7 +14,7 @@ output is a pure function of
   name, size and modification time of each file in its folder of the data cache and of each
   mirror (the loaders verify the content against the registry's checksums on every load, so a
   file the key sees unchanged can only give the answer it gave);
-* the interpreter and the installed distributions (name and version of each);
+* the interpreter, ``sys.path`` and the distributions installed there (name and version of each);
 * the command's options (``--paper``, ``--json``).
 
 The key is the sha256 of all of them (:func:`key`); an entry is ``<key>.json`` holding the key,
@@ -85,11 +85,15 @@ def _data(h) -> None:
 
 
 def _runtime(h) -> None:
-    from importlib.metadata import distributions
-
+    """The interpreter and every distribution's metadata folder on ``sys.path`` (its name carries
+    the version: ``numpy-2.1.3.dist-info``); reading the folders' names is much faster than
+    parsing each distribution's metadata."""
     h.update(f"{sys.version}\0{sys.implementation.name}\0".encode())
-    versions = sorted(f"{d.metadata['Name']}=={d.version}" for d in distributions())
-    h.update("\0".join(versions).encode())
+    for entry in sys.path:
+        h.update(f"path {entry}\0".encode())
+        if entry and os.path.isdir(entry):
+            metadata = sorted(n for n in os.listdir(entry) if n.endswith((".dist-info", ".egg-info")))
+            h.update("\0".join(metadata).encode())
 
 
 def key(store_root: Path, options: dict) -> str:
