@@ -143,11 +143,13 @@ def write(path: Path, want: str, output: str) -> None:
 
 def cached(store_root: Path, options: dict, compute: Callable[[], str]) -> str:
     """``compute()``'s output, from the cache when an intact entry for the current key exists;
-    else computed and stored."""
+    else computed, and stored if the key is still the same afterwards (nothing it reads changed
+    while it ran, e.g. a record written by a run finishing meanwhile)."""
     want = key(store_root, options)
     path = directory() / f"{want}.json"
     output = read(path, want)
     if output is None:
         output = compute()
-        write(path, want, output)
+        if key(store_root, options) == want:
+            write(path, want, output)
     return output

@@ -59,10 +59,25 @@ def main(args) -> int:
     return 0
 
 
+class _ScannedOnce(Store):
+    """A store whose files are verified once per (paper, profile) asked for: the verdicts, the
+    stale-record check and the excluded list of one call read the same records."""
+
+    def __init__(self, root):
+        super().__init__(root)
+        self._scans = {}
+
+    def scan(self, paper=None, profile=None):
+        if (paper, profile) not in self._scans:
+            self._scans[(paper, profile)] = super().scan(paper, profile)
+        return self._scans[(paper, profile)]
+
+
 def render(store: Store, paper: str | None, as_json: bool) -> str:
     """What ``dpnotes scoreboard`` prints for ``store`` (one paper or all; JSON or the table)."""
     from dpnotes.report import basis, record_flags, scoreboard
 
+    store = _ScannedOnce(store.root)
     rows = scoreboard(store=store, paper=paper)
     flagged = record_flags(store=store, paper=paper)
     found = store.scan(paper)
