@@ -145,7 +145,7 @@ def markdown(tables: dict[str, list[dict]], *, claims: bool = False) -> str:
               f"{_h(b['gpu_h'])} GPU-h.", "Claims judged from runs, per paper: the records behind its verdicts "
               "(each once) and their hours,", "per claim judged (those hours / claims) and, in full (all of one "
               "claim's records), the median and largest claim:", "",
-              "| paper | claims judged | records | CPU core-h | GPU-h | CPU core-h per claim | GPU-h per claim | "
+              "| paper | claims | records | CPU core-h | GPU-h | CPU core-h / claim | GPU-h / claim | "
               "CPU core-h full: median | max |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in tables["by_paper"]:
         full = sorted(c["full"]["cpu_core_h"] for c in tables["by_claim"] if c["paper"] == row["paper"])
