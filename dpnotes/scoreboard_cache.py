@@ -21,8 +21,9 @@ The key is the sha256 of all of them (:func:`key`); an entry is ``<key>.json`` h
 the output and the output's sha256, and is used only if all three agree (:func:`read`): a stale
 entry is never found (another key), a corrupt or foreign one is recomputed and rewritten. The
 cache lives outside the results store and the repository: ``$DPNOTES_SCOREBOARD_CACHE``, else
-``$XDG_CACHE_HOME/dpnotes/scoreboard``, else ``~/.cache/dpnotes/scoreboard``. An unwritable
-cache only costs time. ``dpnotes scoreboard --no-cache`` neither reads nor writes it.
+``$XDG_CACHE_HOME/dpnotes/scoreboard``, else ``~/.cache/dpnotes/scoreboard``, at most
+:data:`KEEP` entries. An unwritable cache only costs time. ``dpnotes scoreboard --no-cache``
+neither reads nor writes it.
 
 What the key cannot see: the re-pricing cache that record verification trusts
 (:mod:`dpnotes.reprice_cache`, itself keyed by the accounting source) and a data file edited in
@@ -39,6 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 FORMAT = 1
+KEEP = 64  # entries kept; writing one more removes the least recently written beyond these
 PACKAGE = Path(__file__).resolve().parent
 _DATA_ENV = ("DPNOTES_CACHE", "DPNOTES_DATA_MIRROR")
 
@@ -137,8 +139,16 @@ def write(path: Path, want: str, output: str) -> None:
     try:
         with atomic_write(path) as out:
             out.write(json.dumps(entry).encode("utf-8"))
+        _prune(path.parent)
     except OSError:
         pass
+
+
+def _prune(folder: Path) -> None:
+    """Remove the entries (``<64 hex digits>.json``, nothing else) beyond the :data:`KEEP` newest."""
+    entries = [p for p in folder.glob("*.json") if len(p.stem) == 64 and all(c in "0123456789abcdef" for c in p.stem)]
+    for old in sorted(entries, key=lambda p: p.stat().st_mtime_ns, reverse=True)[KEEP:]:
+        old.unlink(missing_ok=True)
 
 
 def cached(store_root: Path, options: dict, compute: Callable[[], str]) -> str:

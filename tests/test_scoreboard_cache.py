@@ -146,6 +146,20 @@ def test_a_corrupt_entry_is_computed_afresh_and_replaced(env, corrupt):
     assert cache.cached(env, {"paper": None}, compute) == "output 2\n" and compute.calls == 2
 
 
+def test_only_the_newest_entries_are_kept_and_nothing_else_is_removed(env, monkeypatch):
+    monkeypatch.setattr(cache, "KEEP", 2)
+    folder = cache.directory()
+    folder.mkdir(parents=True)
+    (folder / "notes.json").write_text("not an entry")
+    compute = Compute()
+    for age, paper in enumerate(("a", "b")):  # written a minute apart (a file system's clock may be coarse)
+        cache.cached(env, {"paper": paper}, compute)
+        os.utime(_entry(env, {"paper": paper}), (1e9 + 60 * age, 1e9 + 60 * age))
+    cache.cached(env, {"paper": "c"}, compute)  # the third: "a", the oldest, goes
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        ["notes.json", _entry(env, {"paper": "b"}).name, _entry(env, {"paper": "c"}).name])
+
+
 def test_an_unwritable_cache_only_costs_time(env, tmp_path, monkeypatch):
     blocker = tmp_path / "a file"
     blocker.write_text("")
