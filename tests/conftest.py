@@ -4,7 +4,7 @@ nbval (``make test`` passes ``--nbval-lax``) runs each reference notebook in
 ``tests/notebooks/`` in a fresh kernel, which inherits this process's environment when it
 starts, during the setup of the notebook's first cell.  Each notebook gets its own empty
 results store there, as ``make nbval-refresh`` gave it, so its checked outputs never
-depend on records that other runs left behind.
+depend on records that other runs left behind. Every test gets its own scoreboard cache.
 """
 
 from __future__ import annotations
@@ -21,6 +21,14 @@ except ImportError:  # a machine without the notebook tools (the lent GPU): no n
     IPyNbCell = ()
 
 _STORES: dict[str, str] = {}  # notebook node id -> its results store
+
+
+@pytest.fixture(autouse=True)
+def _own_scoreboard_cache(tmp_path_factory, monkeypatch):
+    """Each test its own ``dpnotes scoreboard`` cache (dpnotes.scoreboard_cache): an entry one test
+    computed can never answer another that monkeypatched what the key does not see, and the
+    user's cache is left alone."""
+    monkeypatch.setenv("DPNOTES_SCOREBOARD_CACHE", str(tmp_path_factory.mktemp("scoreboard-cache")))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -1,7 +1,8 @@
 """Paths that train nothing import no torch (and no pandas): checked in a fresh interpreter.
 
-``dpnotes scoreboard`` still imports torch, through :func:`dpnotes.spec.resolve` (the model,
-method and train registries a run config's spec id is made from); the paths below must not.
+``dpnotes scoreboard`` still imports torch when it computes, through :func:`dpnotes.spec.resolve`
+(the model, method and train registries a run config's spec id is made from; a cache hit imports
+none: tests/test_scoreboard_cache.py); the paths below must not.
 """
 
 import json

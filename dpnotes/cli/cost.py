@@ -18,7 +18,9 @@ def register(sub) -> None:
     p.add_argument("--profile", choices=PROFILES, help="one profile only (the per-claim costs are unchanged)")
     p.add_argument("--claims", action="store_true", help="also one row per judged claim")
     p.add_argument("--no-claims", action="store_true",
-                   help="skip the per-claim costs (they need the scoreboard, some seconds)")
+                   help="skip the per-claim costs (they need the scoreboard: seconds, unless cached)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="compute the scoreboard afresh, leaving its cache alone (dpnotes.scoreboard_cache)")
     p.add_argument("--results", metavar="DIR", help="results store (default: $DPNOTES_RESULTS or ./results)")
     p.set_defaults(func=main)
 
@@ -31,10 +33,16 @@ def main(args) -> int:
     store = Store(args.results)
     records = list(store.records(args.paper))
     rows = []
-    if not args.no_claims:
-        from dpnotes.report import scoreboard
+    if not args.no_claims:  # the claims as `dpnotes scoreboard --json` gives them, from its cache if there
+        from dpnotes import scoreboard_cache
+        from dpnotes.cli.scoreboard import render
 
-        rows = scoreboard(store=store, paper=args.paper)
+        def compute():
+            return render(store, args.paper, True)
+
+        text = compute() if args.no_cache else scoreboard_cache.cached(
+            store.root, {"paper": args.paper, "json": True}, compute)
+        rows = json.loads(text)["claims"]
     tables = costs(records, rows)
     if args.profile:
         for key in ("by_profile", "by_seed"):

@@ -20,6 +20,9 @@ def register(sub) -> None:
                         'as JSON')
     p.add_argument("--paper", choices=PAPERS, help="one paper only")
     p.add_argument("--results", metavar="DIR", help="results store (default: $DPNOTES_RESULTS or ./results)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="compute afresh and leave the cache alone (the cache is keyed by the dpnotes source, the "
+                        "records, the data files and the installed libraries: dpnotes.scoreboard_cache)")
     p.set_defaults(func=main)
 
 
@@ -44,38 +47,65 @@ def _store(option: str | None) -> Store:
 
 
 def main(args) -> int:
-    from dpnotes.report import basis, record_flags, scoreboard
+    from dpnotes import scoreboard_cache
 
     store = _store(args.results)
-    rows = scoreboard(store=store, paper=args.paper)
-    flagged = record_flags(store=store, paper=args.paper)
-    found = store.scan(args.paper)
+    if args.no_cache:
+        output = render(store, args.paper, args.json)
+    else:
+        output = scoreboard_cache.cached(store.root, {"paper": args.paper, "json": args.json},
+                                         lambda: render(store, args.paper, args.json))
+    sys.stdout.write(output)
+    return 0
+
+
+class _ScannedOnce(Store):
+    """A store whose files are verified once per (paper, profile) asked for: the verdicts, the
+    stale-record check and the excluded list of one call read the same records."""
+
+    def __init__(self, root):
+        super().__init__(root)
+        self._scans = {}
+
+    def scan(self, paper=None, profile=None):
+        if (paper, profile) not in self._scans:
+            self._scans[(paper, profile)] = super().scan(paper, profile)
+        return self._scans[(paper, profile)]
+
+
+def render(store: Store, paper: str | None, as_json: bool) -> str:
+    """What ``dpnotes scoreboard`` prints for ``store`` (one paper or all; JSON or the table)."""
+    from dpnotes.report import basis, record_flags, scoreboard
+
+    store = _ScannedOnce(store.root)
+    rows = scoreboard(store=store, paper=paper)
+    flagged = record_flags(store=store, paper=paper)
+    found = store.scan(paper)
     flagged += [{k: e[k] for k in ("paper", "profile", "experiment", "seed", "id")} | {"flags": "unsealed"}
                 for e in found.unsealed]
     total = totals(rows)
-    if args.json:
-        print(jsonout.dumps({"totals": total, "claims": rows, "flagged_records": flagged,
-                             "excluded_records": found.excluded}, indent=1))
-        return 0
-    for paper, t in total.items():
+    if as_json:
+        return jsonout.dumps({"totals": total, "claims": rows, "flagged_records": flagged,
+                              "excluded_records": found.excluded}, indent=1) + "\n"
+    lines = []
+    for paper_, t in total.items():
         line = "; ".join(f"{fid} settings: " + ", ".join(f"{n} {v}" for v, n in t[fid].items())
                          for fid in ("paper", "substitute"))
-        print(f"\n{paper}: {line}; {t['not_run']} not run; context (not counted): "
-              + ", ".join(f"{n} {c}" for c, n in t["context"].items()))
-        print(f"  {'claim':44} {'paper':>9} {'ours':>10}  {'verdict':15} {'basis':16} fidelity")
-        for r in (r for r in rows if r["paper"] == paper):
+        lines.append(f"\n{paper_}: {line}; {t['not_run']} not run; context (not counted): "
+                     + ", ".join(f"{n} {c}" for c, n in t["context"].items()))
+        lines.append(f"  {'claim':44} {'paper':>9} {'ours':>10}  {'verdict':15} {'basis':16} fidelity")
+        for r in (r for r in rows if r["paper"] == paper_):
             value = r["ours"]
             ours = "—" if value is None else (f"{value:.4g}" if isinstance(value, float) else str(value))
             verdict = r["verdict"] if r["category"] == "claim" else f"({r['category']})"
-            print(f"  {r['id']:44} {r['paper_value'] or '—':>9} {ours[:10]:>10}  {verdict:15} {basis(r):16} "
-                  f"{r['fidelity'] or '—'}" + (f": {r['substitute']}" if r["substitute"] else ""))
+            lines.append(f"  {r['id']:44} {r['paper_value'] or '—':>9} {ours[:10]:>10}  {verdict:15} "
+                         f"{basis(r):16} {r['fidelity'] or '—'}" + (f": {r['substitute']}" if r["substitute"] else ""))
     if flagged:
-        print("\nrecords to look at (stale: answers no claim; dirty tree: written from uncommitted code; "
-              "unsealed: no .sha256 beside it, `dpnotes results seal`):")
-        for f in flagged:
-            print(f"  {f['paper']}/{f['profile']}/{f['id']}  {f['experiment']} seed={f['seed']}  {f['flags']}")
+        lines.append("\nrecords to look at (stale: answers no claim; dirty tree: written from uncommitted code; "
+                     "unsealed: no .sha256 beside it, `dpnotes results seal`):")
+        lines += [f"  {f['paper']}/{f['profile']}/{f['id']}  {f['experiment']} seed={f['seed']}  {f['flags']}"
+                  for f in flagged]
     if found.excluded:
-        print("\nrecords EXCLUDED (failed verification on read; no claim uses them; `dpnotes results verify`):")
-        for e in found.excluded:
-            print(f"  {e['path']}: {e['reason']}")
-    return 0
+        lines.append("\nrecords EXCLUDED (failed verification on read; no claim uses them; `dpnotes results verify`):")
+        lines += [f"  {e['path']}: {e['reason']}" for e in found.excluded]
+    return "".join(f"{line}\n" for line in lines)

@@ -80,7 +80,8 @@ def costs(records: Iterable[dict], claims: Iterable[dict] = ()) -> dict[str, lis
 
     ``by_profile`` one row per (paper, profile); ``by_seed`` per (paper, profile, seed);
     ``by_claim`` one row per judged claim of ``claims`` (scoreboard rows: ``id``, ``paper``,
-    ``verdict``, ``evidence``), with ``full`` and ``share`` costs (module docstring). A claim's
+    ``verdict``, ``evidence``), with ``full`` and ``share`` costs (module docstring); ``by_paper``
+    per paper with judged claims: how many (``claims``) and the records behind them, each once. A claim's
     evidence id that names no record in ``records`` is an error (the scoreboard read another store).
     """
     by_id, by_profile, by_seed = {}, defaultdict(dict), defaultdict(dict)
@@ -110,12 +111,19 @@ def costs(records: Iterable[dict], claims: Iterable[dict] = ()) -> dict[str, lis
             _add(share, by_id[rid], 1 / backs[rid])
         by_claim.append({"claim": claim["id"], "paper": claim["paper"], "verdict": claim["verdict"],
                          "full": full, "share": share})
-    behind = {}
+    behind, by_paper, claims_of = {}, defaultdict(dict), defaultdict(int)
     for rid in backs:
         _add(behind, by_id[rid])
+    for claim in judged:
+        claims_of[claim["paper"]] += 1
+    for paper in claims_of:  # each record once, behind however many of the paper's claims
+        for rid in dict.fromkeys(r for c in judged if c["paper"] == paper for r in c["evidence"]):
+            _add(by_paper[paper], by_id[rid])
     return {"by_profile": _rows(by_profile, ("paper", "profile")),
             "by_seed": _rows(by_seed, ("paper", "profile", "seed")),
             "by_claim": by_claim,
+            "by_paper": [{"paper": paper, "claims": n, **{k: by_paper[paper][k] for k in KEYS}}
+                         for paper, n in claims_of.items()],
             "behind_verdicts": {k: behind.get(k, 0) for k in KEYS}}
 
 
@@ -134,15 +142,17 @@ def markdown(tables: dict[str, list[dict]], *, claims: bool = False) -> str:
               f"{_h(r['gpu_h'])} |" for r in tables["by_seed"]]
     b = tables["behind_verdicts"]
     lines += ["", f"Records behind verdicts: {b['runs']} runs, {_h(b['cpu_core_h'])} CPU core-h, "
-              f"{_h(b['gpu_h'])} GPU-h.", "Claims judged from runs, per paper (share: each record split equally "
-              "among the claims it backs;", "full: all of a claim's records):", "",
-              "| paper | claims | CPU core-h (shares) | GPU-h (shares) | CPU core-h per claim, full: median | max |",
-              "|---|---:|---:|---:|---:|---:|"]
-    for paper in dict.fromkeys(c["paper"] for c in tables["by_claim"]):
-        mine = [c for c in tables["by_claim"] if c["paper"] == paper]
-        full = sorted(c["full"]["cpu_core_h"] for c in mine)
-        lines.append(f"| {paper} | {len(mine)} | {_h(sum(c['share']['cpu_core_h'] for c in mine))} | "
-                     f"{_h(sum(c['share']['gpu_h'] for c in mine))} | {_h(statistics.median(full))} | {_h(full[-1])} |")
+              f"{_h(b['gpu_h'])} GPU-h.", "Claims judged from runs, per paper: the records behind its verdicts "
+              "(each once) and their hours,", "per claim judged (those hours / claims) and, in full (all of one "
+              "claim's records), the median and largest claim:", "",
+              "| paper | claims | records | CPU core-h | GPU-h | CPU core-h / claim | GPU-h / claim | "
+              "CPU core-h full: median | max |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for row in tables["by_paper"]:
+        full = sorted(c["full"]["cpu_core_h"] for c in tables["by_claim"] if c["paper"] == row["paper"])
+        n = row["claims"]
+        lines.append(f"| {row['paper']} | {n} | {row['runs']} | {_h(row['cpu_core_h'])} | {_h(row['gpu_h'])} | "
+                     f"{_h(row['cpu_core_h'] / n)} | {_h(row['gpu_h'] / n)} | {_h(statistics.median(full))} | "
+                     f"{_h(full[-1])} |")
     if claims:
         lines += ["", "Per judged claim:", "",
                   "| claim | verdict | runs | CPU core-h full | CPU core-h share | GPU-h full | GPU-h share |",
