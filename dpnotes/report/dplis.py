@@ -1,6 +1,6 @@
 """The DPlis chapter's findings, tables and figures, written from run records, the claims
 registry and the computations of :mod:`dpnotes.report.dplis_findings`,
-:mod:`dpnotes.experiments.dplis` and :mod:`dpnotes.experiments.dplis_toy`; each returns data and
+:mod:`dpnotes.experiments.dplis` and :mod:`dpnotes.experiments.dplis.toy`; each returns data and
 text (:class:`Finding`) or a rendered table or figure, so that a notebook cell is one call."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pandas as pd
 
 from dpnotes import claims, experiments
 from dpnotes.experiments import dplis as X
-from dpnotes.experiments import dplis_toy
+from dpnotes.experiments.dplis import toy as dplis_toy
 from dpnotes.record import Record
 from dpnotes.report import dplis_findings as F
 from dpnotes.report import tables

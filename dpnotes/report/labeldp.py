@@ -9,6 +9,7 @@ import pandas as pd
 
 from dpnotes import claims, experiments
 from dpnotes.experiments import labeldp as X
+from dpnotes.mechanisms.randomized_response import keep_probability
 from dpnotes.record import Record
 from dpnotes.report import tables
 from dpnotes.report.findings import Finding, note
@@ -139,7 +140,7 @@ def settings_as_run() -> Finding:
 
 def lp1st_noise() -> Finding:
     """How often RR keeps the true label among ten classes."""
-    keep = {e: float(X.keep_probability(e, 10)) for e in (1.0, 2.0, 4.0)}
+    keep = {e: float(keep_probability(e, 10)) for e in (1.0, 2.0, 4.0)}
     return Finding(
         "**What LP-1ST's noise means on ten classes.** RR keeps the true label with probability "
         + ", ".join(f"{v:.3f} at eps = {e:g}" for e, v in keep.items())
