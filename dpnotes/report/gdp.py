@@ -18,7 +18,8 @@ from dpnotes import claims, validate
 from dpnotes.accounting.gdp import epsilon_from_mu, mu_poisson
 from dpnotes.accounting.rdp import rdp_epsilon, rdp_to_epsilon, resolve_orders
 from dpnotes.accounting.tradeoff import envelope_tradeoff, epsdelta_tradeoff, gaussian_tradeoff
-from dpnotes.experiments import gdp, gdp_data
+from dpnotes.experiments import gdp
+from dpnotes.experiments.gdp import data as gdp_data
 from dpnotes.record import Record
 from dpnotes.results import PROFILES
 
