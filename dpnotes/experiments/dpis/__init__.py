@@ -27,13 +27,13 @@ cells say why they are not run (:data:`NOT_RUN`).
 Layout (the same for every paper, :mod:`dpnotes.experiments`):
 
 * :mod:`.settings`: the paper's identity (``TITLE``, ``PAPER``, ``DATA_VERSION``), its settings read from the claims
-  registry and ours, ``SUBSTITUTES``
+  registry and ours
 * :mod:`.privacy`: the paper's privacy arithmetic, exact (no training)
 * :mod:`.runs`: the profiles and run configs (``configs``)
 * :mod:`.training`: data loading and one run (``execute``)
 * :mod:`.cells`: what the records hold, cell by cell, for ``measure`` and the chapter
 * :mod:`.answers`: our value for each claim (``measure``)
-* :mod:`.not_run`: why every other claim is not run (``not_run_table``, ``NOT_RUN``)
+* :mod:`.not_run`: why every other claim is not run: the reason table; ``reasons()`` gives ``NOT_RUN``
 """
 
 from __future__ import annotations

@@ -26,13 +26,13 @@ prints the paper's value, the measurement keeps the nearest one: a finding, not 
 Layout (the same for every paper, :mod:`dpnotes.experiments`):
 
 * :mod:`.settings`: the paper's identity (``TITLE``, ``PAPER``, ``DATA_VERSION``), its settings read from the claims
-  registry and ours, ``SUBSTITUTES``
+  registry and ours
 * :mod:`.privacy`: the paper's privacy arithmetic, exact (no training)
 * :mod:`.runs`: the profiles and run configs (``configs``)
 * :mod:`.training`: data loading and one run (``execute``)
 * :mod:`.cells`: what the records hold, cell by cell, for ``measure`` and the chapter
 * :mod:`.answers`: our value for each claim (``measure``)
-* :mod:`.not_run`: why every other claim is not run (``not_run_table``, ``NOT_RUN``)
+* :mod:`.not_run`: why every other claim is not run: the reason table; ``reasons()`` gives ``NOT_RUN``
 * :mod:`.toy`: the paper's toy example
 """
 
@@ -98,7 +98,7 @@ __all__ = [
     'eps_columns', 'epsilon', 'epsilon_tf_tutorial', 'execute', 'experiment', 'EXTRA_SEEDS', 'FIGURE3_R',
     'FIGURE3_ROWS', 'landscape_of', 'load', 'LONG_COLUMNS', 'long_configs', 'long_radii', 'long_run', 'measure',
     'MEASURED', 'measured_ids', 'NOT_RUN', 'NOT_RUN_DEFAULT', 'not_run_table', 'ORDERS', 'PAPER', 'radius',
-    'reasons', 'Row', 'ROWS', 'run_arm', 'SCALE', 'SEED_ORDER', 'setting', 'Setting', 'SHARPNESS_EXAMPLES',
+    'reasons', 'Row', 'ROWS', 'run_arm', 'SCALE', 'SEED_ORDER', 'Setting', 'setting', 'SHARPNESS_EXAMPLES',
     'SHARPNESS_MAXITER', 'SLICE_POINTS', 'SMOKE_ARMS', 'SMOKE_ROWS', 'SUBSTITUTES', 'table10_radii',
     'table10_radius', 'TABLE10_ROWS', 'TABLE10_SEEDS', 'TABLE2_COLUMNS', 'TABLE2_DATASETS', 'TABLE3_TASKS',
     'TABLE9_ARMS', 'TABLE9_ROWS', 'TF_TUTORIAL', 'TITLE', 'unattained_columns',

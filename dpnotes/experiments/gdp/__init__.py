@@ -17,13 +17,13 @@ MovieLens-1M is not available offline; MovieLens-100k runs as a labelled substit
 Layout (the same for every paper, :mod:`dpnotes.experiments`):
 
 * :mod:`.settings`: the paper's identity (``TITLE``, ``PAPER``, ``DATA_VERSION``), its settings read from the claims
-  registry and ours, ``SUBSTITUTES``
+  registry and ours
 * :mod:`.privacy`: the paper's privacy arithmetic, exact (no training)
 * :mod:`.runs`: the profiles and run configs (``configs``)
 * :mod:`.training`: data loading and one run (``execute``)
 * :mod:`.cells`: what the records hold, cell by cell, for ``measure`` and the chapter
 * :mod:`.answers`: our value for each claim (``measure``)
-* :mod:`.not_run`: why every other claim is not run (``not_run_table``, ``NOT_RUN``)
+* :mod:`.not_run`: why every other claim is not run: the reason table; ``reasons()`` gives ``NOT_RUN``
 * :mod:`.data`: the paper's data sets
 """
 
@@ -73,7 +73,7 @@ __all__ = [
     '_mnist', 'accuracy', 'ADULT_DELTA', 'adult_epochs', 'ALPHA', 'ALPHA_FINE', 'appendix_a_curves', 'configs',
     'current_runs', 'DATA_VERSION', 'DELTA', 'EPS_KEY', 'execute', 'figure2_curves', 'FIGURE2_EPOCHS',
     'FIGURE4_EPOCHS_TO', 'FIGURE4_QUICK_EPOCHS', 'figure4_sigma_clt', 'figure4_target', 'MA_ACCOUNTANT',
-    'ma_epsilons', 'MA_ORDERS', 'measure', 'mechanism', 'Mechanism', 'METHOD_VERSIONS', 'min_errors', 'NOT_RUN',
+    'ma_epsilons', 'MA_ORDERS', 'measure', 'Mechanism', 'mechanism', 'METHOD_VERSIONS', 'min_errors', 'NOT_RUN',
     'NOT_RUN_DEFAULT', 'NOT_RUN_TABLE', 'PAPER', 'PRIVATE_MODELS', 'rdp_per_step', 'reasons', 'SCALE', 'SEEDS',
     'SIGMA_DIGITS', 'SMOKE_BATCH', 'table1_row', 'TABLE_MODELS', 'TF_RNN_TUTORIAL', 'TITLE',
 ]

@@ -28,12 +28,12 @@ hundred MNIST examples (CI).
 Layout (the same for every paper, :mod:`dpnotes.experiments`):
 
 * :mod:`.settings`: the paper's identity (``TITLE``, ``PAPER``, ``DATA_VERSION``), its settings read from the claims
-  registry and ours, ``SUBSTITUTES``
+  registry and ours
 * :mod:`.privacy`: the paper's privacy arithmetic, exact (no training)
 * :mod:`.runs`: the profiles and run configs (``configs``)
 * :mod:`.training`: data loading and one run (``execute``)
 * :mod:`.cells`: what the records hold, cell by cell, for ``measure`` and the chapter
-* :mod:`.not_run`: why every other claim is not run (``not_run_table``, ``NOT_RUN``)
+* :mod:`.not_run`: why every other claim is not run: the reason table; ``reasons()`` gives ``NOT_RUN``
 * :mod:`.answers`: our value for each claim (``measure``)
 """
 
