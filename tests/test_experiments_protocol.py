@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dpnotes import experiments
+from dpnotes import experiments, report
 from dpnotes.claims import PAPERS
 from dpnotes.experiments.protocol import EXTRAS, HOME, LAYOUT, LINE_CAP, OPTIONAL, PaperModule, StudyModule
 
@@ -91,3 +91,14 @@ def test_the_line_cap_check_catches_a_long_module(tmp_path):
     (tmp_path / "short.py").write_text("x = 1\n" * LINE_CAP)
     (tmp_path / "long.py").write_text("x = 1\n" * (LINE_CAP + 1))
     assert _too_long(tmp_path) == [f"long.py: {LINE_CAP + 1} lines"]
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_chapter_package_has_the_common_layout_under_the_line_cap(paper):
+    module = importlib.import_module(f"dpnotes.report.{paper}")
+    directory = Path(module.__file__).parent
+    assert Path(module.__file__).name == "__init__.py", f"report.{paper} must be a package"
+    names = {p.stem for p in directory.glob("*.py")} - {"__init__"}
+    allowed = set(report.CHAPTER_LAYOUT) | set(report.CHAPTER_EXTRAS.get(paper, ()))
+    assert set(report.CHAPTER_REQUIRED) <= names <= allowed, f"report.{paper}: {sorted(names)}"
+    assert _too_long(directory) == []
