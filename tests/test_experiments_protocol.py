@@ -102,3 +102,9 @@ def test_chapter_package_has_the_common_layout_under_the_line_cap(paper):
     allowed = set(report.CHAPTER_LAYOUT) | set(report.CHAPTER_EXTRAS.get(paper, ()))
     assert set(report.CHAPTER_REQUIRED) <= names <= allowed, f"report.{paper}: {sorted(names)}"
     assert _too_long(directory) == []
+
+
+def test_the_shared_layout_package_is_under_the_line_cap():
+    from dpnotes.report import layout
+
+    assert _too_long(Path(layout.__file__).parent) == []
