@@ -23,7 +23,6 @@ def dataset_counts(name: str) -> tuple[int, int]:
     return len(y), len(np.unique(y))
 
 
-# Our answer to every claim.
 def _current(records: list[dict], profile: str) -> dict[str, list[dict]]:
     """Records of the current configs of ``profile``, by experiment (stale configs ignored)."""
     from dpnotes.experiments import current

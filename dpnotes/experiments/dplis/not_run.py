@@ -26,8 +26,6 @@ from .runs import (
 )
 from .settings import CONVERSION, DELTA, ORDERS, PAPER, _s
 
-# Why the other claims are not run (a table of claim-id patterns and reasons: not_run).
-
 # Claim-id patterns whose reproduction needs data that is not in the offline mirror.
 _OFFLINE = {
     "dplis.table3.imagenet_cifar100.eps*": "CIFAR-100 and ImageNet-pretrained EfficientNet-b0 weights",

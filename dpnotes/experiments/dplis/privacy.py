@@ -19,7 +19,6 @@ from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
 from .settings import CONVERSION, DELTA, ORDERS, TF_TUTORIAL, _s
 
 
-# Accounting.
 @dataclass(frozen=True)
 class Setting:
     """How a data set is accounted: N training examples, expected batch L, noise sigma."""

@@ -25,7 +25,6 @@ from .runs import configs
 from .settings import ALPHA, ALPHA_FINE, _s
 
 
-# Evaluation: our answer to every claim.
 def current_runs(records: list[dict], profile: str) -> dict[str, list[dict]]:
     """Records of the current configs of ``profile``, by experiment (stale configs ignored)."""
     from dpnotes.experiments import current

@@ -9,7 +9,6 @@ from dpnotes.experiments import not_run
 from .runs import figure4_configs
 from .settings import PAPER
 
-# Evaluation: our answer to every claim we can answer.
 _GPU = "paper-profile run missing (MNIST/Fashion-MNIST: hours on a CPU; CIFAR-10: GPU)"
 _TABLE3 = "needs the Table 3 runs (baselines to eps 6, SA-DPSGD to accepted eps 3) of the paper profile"
 NOT_RUN_DEFAULT = not_run.DEFAULT

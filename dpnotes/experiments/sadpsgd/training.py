@@ -11,8 +11,6 @@ import torch
 from dpnotes import validate
 from dpnotes.data import prepare
 
-# Data and execution.
-
 # CIFAR-10 normalisation: not stated in the paper; ImageNet mean/std as in the lineage's
 # code (Tramer & Boneh; DPSUR), our documented choice. MNIST / Fashion-MNIST: pixels / 255.
 CIFAR_MEAN, CIFAR_STD = (0.485, 0.456, 0.406), (0.229, 0.224, 0.225)

@@ -22,7 +22,6 @@ def figure1_accounting() -> Figure1:
     return Figure1(batches, b_implied, X.figure1_schedules(b_implied))
 
 
-# Findings.
 def implied_batch(fig1: Figure1) -> Finding:
     """Figure 1's printed DP-SGD sigma implies a batch size, not Tramer & Boneh's."""
     sig = claims.get("dpis.sec3_3.fig1c.dpsgd_sigma")

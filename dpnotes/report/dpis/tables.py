@@ -12,7 +12,6 @@ from dpnotes.report import tables
 from .cells import Figure1
 
 
-# Tables and figures.
 def runs_table(records: list[dict]):
     """The runs at hand: experiment, method, accuracy, DPIS eps and the last epoch's DPIS statistics."""
     rows = []

@@ -16,7 +16,6 @@ from . import checks as F
 from .cells import _paper_sharpness, _table9_runs
 
 
-# Findings.
 def budgets_and_toy() -> Finding:
     """Budgets attained at no epoch boundary, accounting orders at the printed digits, Table 5's
     budgets, and what Figure 2's toy depends on."""

@@ -16,7 +16,6 @@ from dpnotes.record import Record
 from .tables import _runs
 
 
-# Figures.
 def figure2(ax) -> None:
     """eps against epochs by the CLT (solid) and the moments accountant (dashed) at each
     Table 1 noise level (q = 256/60000, delta 1e-5). The paper's Figure 2 caption is lost in

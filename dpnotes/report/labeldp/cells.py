@@ -27,7 +27,6 @@ def _dataset_name(d: str) -> str:
     return "MNIST" if d == "mnist" else "Fashion-MNIST"
 
 
-# The mechanism: tables and figures.
 def mechanism_curves() -> dict:
     """P[output = true label] of RR, RRWithPrior and LP1's optimum, and k*, for K = 10 and three priors."""
     return X.figure_curves()

@@ -13,7 +13,6 @@ from dpnotes.report.findings import Finding
 from .cells import _dataset_name
 
 
-# Findings.
 def recipe(stored: list[dict]) -> Finding:
     """App. B's recipe against the one chosen on held-out images for the small CNN."""
     from dpnotes import models
