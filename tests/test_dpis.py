@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from dpnotes import claims
+from dpnotes.accounting.calibrate import noise_multiplier
 from dpnotes.accounting.registry import price
 from dpnotes.experiments import dpis, resolve
 from dpnotes.methods import dpsgd_decay
@@ -113,7 +114,7 @@ def test_schedule_is_constant_at_ratio_one_and_drops_in_phase_two():
     # Figure 1c's setting (b = 256, ours); ~30 s: integer-order RDP is evaluated in Python.
     n, eps, delta = _fig1c()
     flat = dpis.schedule(1.0, 0.8)
-    dpsgd = dpis.noise_multiplier(eps, 256 / n, round(n / 256) * dpis.FIG1C_EPOCHS, delta, accountant="dpis")
+    dpsgd = noise_multiplier(eps, 256 / n, round(n / 256) * dpis.FIG1C_EPOCHS, delta, accountant="dpis")
     assert max(flat) - min(flat) < 1e-6 and abs(flat[0] - dpsgd) < 1e-3 * dpsgd
     half = dpis.schedule(0.5, 0.8)
     split = int(0.8 * dpis.FIG1C_EPOCHS)
@@ -213,7 +214,7 @@ def test_smoke_configs_use_the_papers_settings():
     eps = dp["method_config"]["epsilon"]
     assert eps == claims.setting("dpis.setup.epsilon5")
     t = sgd["train"]
-    sigma = dpis.noise_multiplier(eps, t["batch_size"] / n, t["steps_per_epoch"] * t["epochs"], t["delta"],
+    sigma = noise_multiplier(eps, t["batch_size"] / n, t["steps_per_epoch"] * t["epochs"], t["delta"],
                                   accountant="dpis")
     # the smallest 4-significant-digit sigma meeting eps: at most one grid step above the root
     assert (sigma <= t["noise_multiplier"] < sigma * (1 + 1e-3)

@@ -254,12 +254,12 @@ def test_smoke_runs_end_to_end():
 
 
 # --------------------------------------------------------------------------------------
-# Figure 2's toy (dplis_toy).
+# Figure 2's toy (dplis.toy).
 
 def test_toy_gradient_is_autograd_of_eq1_and_the_basins_are_flat_and_sharp():
     import torch
 
-    from dpnotes.experiments import dplis_toy as toy
+    from dpnotes.experiments.dplis import toy
 
     theta = ((torch.rand(400, 2, 2, generator=torch.Generator().manual_seed(0), dtype=torch.float64) * 2 - 1)
              * 12).requires_grad_(True)
@@ -273,7 +273,7 @@ def test_toy_gradient_is_autograd_of_eq1_and_the_basins_are_flat_and_sharp():
 def test_toy_cells_are_paired_and_smoothing_moves_runs_to_the_flat_basin():
     import torch
 
-    from dpnotes.experiments import dplis_toy as toy
+    from dpnotes.experiments.dplis import toy
 
     cells = toy.dpsgd_many([(2.0, 0.0, "-"), (2.0, 3.0, "mean"), (2.0, 3.0, "sum")], runs=200, steps=200)
     assert torch.equal(cells[0], toy.dpsgd(2.0, 0.0, runs=200, steps=200))  # one cell = a run alone
@@ -286,7 +286,7 @@ def test_toy_cells_are_paired_and_smoothing_moves_runs_to_the_flat_basin():
 
 
 def test_toy_claim_is_not_judged_and_says_why():
-    from dpnotes.experiments import dplis_toy as toy
+    from dpnotes.experiments.dplis import toy
 
     assert "dplis.sec3_1.fig2_toy_flat_minimum" not in {m.claim_id for m in dplis.measure([])}
     assert "Figure 2 section" in dplis.NOT_RUN["dplis.sec3_1.fig2_toy_flat_minimum"]
@@ -298,7 +298,7 @@ def test_toy_claim_is_not_judged_and_says_why():
 @pytest.mark.parametrize("cell, name", [((0.0, 3.0, "mean"), "lr"), ((2.0, -1.0, "mean"), "sigma_smooth"),
                                         ((2.0, 3.0, "summ"), "combine")])
 def test_toy_refuses_bad_cells_by_name(cell, name):
-    from dpnotes.experiments import dplis_toy as toy
+    from dpnotes.experiments.dplis import toy
 
     with pytest.raises(ValueError, match=name):
         toy.dpsgd_many([cell], runs=2, steps=1)

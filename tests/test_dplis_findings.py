@@ -1,4 +1,4 @@
-"""The DPlis chapter's findings (dpnotes.report.dplis_findings): registry arithmetic checked
+"""The DPlis chapter's findings (dpnotes.report.dplis.checks): registry arithmetic checked
 against brute force, and the sum-vs-mean gradients against their definition."""
 
 import itertools
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from dpnotes import claims
-from dpnotes.report import dplis_findings as F
+from dpnotes.report.dplis import checks as F
 
 
 @pytest.mark.parametrize("n", [3, 4, 5, 6])

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from dpnotes import claims
 from dpnotes.accounting.rdp import rdp_epsilon
 from dpnotes.data import prepare
-from dpnotes.experiments import gdp, gdp_data, resolve
+from dpnotes.experiments import gdp, resolve
+from dpnotes.experiments.gdp import data as gdp_data
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.report import gdp as gdp_report
 from dpnotes.report.verdicts import VERDICTS, judge, printed

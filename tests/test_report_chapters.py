@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 from fake_records import record
 
+from dpnotes.experiments import sadpsgd as sa
 from dpnotes.report import chapter, findings
 from dpnotes.report import gdp as gdp_report
 from dpnotes.report import sadpsgd as sa_report
@@ -51,7 +52,7 @@ def test_sadpsgd_charts_say_when_nothing_is_stored():
     empty = sa_report.figure3_chart([])
     assert not empty.markdown and empty.text == "no Table 3 run stored"
     settings = sa_report.settings_frame()
-    assert list(settings.index) == list(sa_report.sa.DATASETS) and "sigma" in settings.columns
+    assert list(settings.index) == list(sa.DATASETS) and "sigma" in settings.columns
 
 
 def test_sadpsgd_findings_are_written_from_the_stopping_frame():

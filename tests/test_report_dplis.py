@@ -1,5 +1,5 @@
 """The DPlis chapter's record readers on small made-up records (the chapter's notebook calls these;
-the registry arithmetic is tested in test_dplis_findings.py)."""
+the registry arithmetic is tested in test_dplis_findings.py, of dpnotes.report.dplis.checks)."""
 
 from __future__ import annotations
 

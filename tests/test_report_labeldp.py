@@ -10,6 +10,7 @@ from fake_records import for_config, record
 from dpnotes import claims
 from dpnotes.experiments import labeldp as X
 from dpnotes.report import labeldp as report
+from dpnotes.report import tables
 
 
 def test_public_helpers_match_the_experiments_module():
@@ -78,7 +79,7 @@ def test_movielens_rows_and_directions():
     f = report.movielens(stored)
     assert f.data["ours"][0] == {"eps": 1.0, "LP-1ST": 1.2, "LP-2ST": 1.15}
     assert f.data["directions"]["ours"] == {"lp_1st_falls": [True], "lp_2st_below_lp_1st": [True]}
-    assert len(f.shown) == 1 and f.text.splitlines()[1] == "directions, ours: " + report.tables.text(
+    assert len(f.shown) == 1 and f.text.splitlines()[1] == "directions, ours: " + tables.text(
         f.data["directions"]["ours"])
 
 

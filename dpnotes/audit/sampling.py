@@ -64,12 +64,12 @@ SHUFFLE_SHIFTS = (2.0, 1.0)  # the means of MoG under P and Q (zero-out pair, mo
 # What our engine draws for each paper's private runs (dpnotes/train/sampling.py: poisson_batch,
 # the default of TrainConfig.sampling; each experiments module sets "sampling" in its train config).
 ENGINE = {
-    "dplis": ("poisson", "dpnotes/experiments/dplis.py train config"),
-    "dpis": ("poisson", "dpnotes/experiments/dpis.py train config (per-example probabilities for DPIS)"),
-    "gdp": ("poisson", "dpnotes/experiments/gdp.py train config"),
-    "labeldp": ("not applicable", "dpnotes/experiments/labeldp.py: non-private training on randomized labels, "
+    "dplis": ("poisson", "dpnotes/experiments/dplis/runs.py train config"),
+    "dpis": ("poisson", "dpnotes/experiments/dpis/runs.py train config (per-example probabilities for DPIS)"),
+    "gdp": ("poisson", "dpnotes/experiments/gdp/runs.py train config"),
+    "labeldp": ("not applicable", "dpnotes/experiments/labeldp/runs.py: non-private training on randomized labels, "
                                   "shuffled minibatches (TrainConfig.non_private)"),
-    "sadpsgd": ("poisson", "dpnotes/experiments/sadpsgd.py train config"),
+    "sadpsgd": ("poisson", "dpnotes/experiments/sadpsgd/runs.py train config"),
 }
 
 # What each paper's public code does when it samples batches (REFERENCE.md and research notes).

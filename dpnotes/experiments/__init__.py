@@ -1,8 +1,10 @@
-"""One module per paper: the runs behind its tables and figures, and how they answer its claims.
+"""One package per paper: the runs behind its tables and figures, and how they answer its claims.
 
-Every module ``dpnotes.experiments.<paper>`` defines (the contract as a ``typing.Protocol``:
-:class:`dpnotes.experiments.protocol.PaperModule`, checked for every paper by
-``tests/test_experiments_protocol.py``):
+Every package ``dpnotes.experiments.<paper>`` has the same modules (settings, privacy, runs,
+training, cells, answers, not_run: :data:`dpnotes.experiments.protocol.LAYOUT`, each at most
+:data:`~dpnotes.experiments.protocol.LINE_CAP` lines) and its ``__init__`` defines (the contract
+as a ``typing.Protocol``: :class:`dpnotes.experiments.protocol.PaperModule`, checked for every
+paper by ``tests/test_experiments_protocol.py``):
 
 ``TITLE: str``
     The paper's citation line.
@@ -27,8 +29,9 @@ Every module ``dpnotes.experiments.<paper>`` defines (the contract as a ``typing
     run records (training claims) or directly (exact claims), and the kind of rule that
     judges it; never a verdict: :mod:`dpnotes.report.verdicts` alone decides those.
     Claims a module does not answer are reported as ``not_run`` with
-    ``NOT_RUN.get(claim_id, NOT_RUN_DEFAULT)`` as the reason: ``NOT_RUN`` comes from the
-    module's table of (claim-id pattern, reason) rows (``not_run_table()`` or ``NOT_RUN_TABLE``)
+    ``NOT_RUN.get(claim_id, NOT_RUN_DEFAULT)`` as the reason: ``NOT_RUN`` (``reasons()``, computed on
+    first use) comes from the paper's table of (claim-id pattern, reason) rows (``not_run_table()``
+    or ``NOT_RUN_TABLE``)
     through :func:`dpnotes.experiments.not_run.reasons`, which the tests check matches every
     claim not measured exactly once; ``NOT_RUN_DEFAULT`` is :data:`~dpnotes.experiments.not_run.DEFAULT`.
 ``SUBSTITUTES: dict[str, str]`` (optional)

@@ -1,7 +1,9 @@
 """Paper-vs-ours tables: the claims registry joined with our measurements, with computed verdicts.
 
-:mod:`dpnotes.report.verdicts` decides every verdict; a paper's chapter may have its own
-tables and figures here too (:mod:`dpnotes.report.gdp`).
+:mod:`dpnotes.report.verdicts` decides every verdict; each paper's chapter has its own package
+here (:mod:`dpnotes.report.gdp`, ...) of the same modules, :data:`CHAPTER_LAYOUT` (plus the paper's
+own :data:`CHAPTER_EXTRAS`), each at most :data:`dpnotes.experiments.protocol.LINE_CAP` lines; its
+``__init__`` re-exports the public names, so that a notebook cell is ``<paper>_report.name(...)``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,15 @@ from dpnotes.results import Store
 
 __all__ = ["VERDICTS", "FIDELITIES", "CATEGORIES", "Evidence", "judge", "record_flags", "scoreboard",
            "scoreboard_frame", "paper_table", "summary"]
+
+CHAPTER_LAYOUT = {
+    "cells": "the cells and settings the tables, figures and findings read (where a chapter needs them)",
+    "tables": "the paper's values next to ours, as tables",
+    "figures": "the chapter's figures, drawn on matplotlib axes",
+    "notes": "the chapter's findings: data and text (Finding or markdown)",
+}
+CHAPTER_REQUIRED = ("tables", "figures", "notes")  # every chapter has these; cells only where it needs them
+CHAPTER_EXTRAS = {"dplis": ("checks",)}  # DPlis: the registry arithmetic behind its findings
 
 
 def _rows(paper: str, store: Store) -> list[dict]:

@@ -1,53 +1,18 @@
-"""The DPIS chapter's findings, tables and figures, computed from run records and the claims
-registry (:mod:`dpnotes.experiments.dpis`); each returns data and text (:class:`Finding`) or a
-rendered table or figure, so that a notebook cell is one call."""
+"""The DPIS chapter's findings, each data and text (:class:`~dpnotes.report.findings.Finding`): Figure 1's
+accounting, the gains over DP-SGD-HF, Lemma 3.1 in the runs, the features confound, the decay and adaptive
+clipping readings, and the precondition, Eq. (11) and line 32 findings.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-import numpy as np
 import pandas as pd
 
-from dpnotes import claims, experiments
+from dpnotes import claims
 from dpnotes.experiments import dpis as X
-from dpnotes.record import Record
 from dpnotes.report import tables
 from dpnotes.report.findings import Finding, note
 
-PAPER = "dpis"
-METHODS = {"dpis": "DPIS", "dpsgd_hf": "DP-SGD-HF", "dpsgd_ts": "DP-SGD-TS", "dpsgd_decay": "DP-SGD-Decay",
-           "dpsgd": "DP-SGD"}
-
-
-def n_train(dataset: str) -> int:
-    """The training-set size the paper states for ``dataset`` ("mnist", "fmnist", ...)."""
-    return int(claims.setting(f"dpis.data.{dataset}.n_train"))
-
-
-def eps_key(epsilon: float) -> str:
-    """A budget as it appears in claim ids: 1 -> ``eps1``, 0.5 -> ``eps0_5``."""
-    return f"eps{epsilon:g}".replace(".", "_")
-
-
-def table3_cells() -> dict[str, str]:
-    """Table 3 claim id -> the paper-profile experiment that answers it."""
-    return X.table3_cells()
-
-
-def ablation_cells() -> dict[str, str]:
-    """Tables 4-7 claim id -> the paper-profile experiment that answers it."""
-    return X.ablation_cells()
-
-
-@dataclass(frozen=True)
-class Figure1:
-    """Figure 1's accounting: DP-SGD at the printed sigma per batch size (``batches``), the batch
-    size the printed sigma implies (``b``), and Section 4.2's sigma_G schedules at that b."""
-
-    batches: pd.DataFrame
-    b: int
-    schedules: dict
+from .cells import Figure1, eps_key
 
 
 def figure1_accounting() -> Figure1:
@@ -56,9 +21,6 @@ def figure1_accounting() -> Figure1:
     (b_implied,) = X.implied_batch_sizes()
     return Figure1(batches, b_implied, X.figure1_schedules(b_implied))
 
-
-# --------------------------------------------------------------------------------------
-# Findings.
 
 def implied_batch(fig1: Figure1) -> Finding:
     """Figure 1's printed DP-SGD sigma implies a batch size, not Tramer & Boneh's."""
@@ -277,136 +239,3 @@ def line32_vs_eq7() -> Finding:
         f"{l32['ratio_line32']:.5f} (= 1/b) of the mean gradient, under the same noise sigma_G C / b. We implement "
         "Eq. 7.",
         l32)
-
-
-# --------------------------------------------------------------------------------------
-# Tables and figures.
-
-def runs_table(records: list[dict]):
-    """The runs at hand: experiment, method, accuracy, DPIS eps and the last epoch's DPIS statistics."""
-    rows = []
-    for r in map(Record.of, records):
-        last = r.epochs[-1:]
-        rows.append({"experiment": r.experiment, "method": r.method, "test acc": r.test_acc,
-                     "ε (DPIS accountant)": r.epsilon("dpis"),
-                     **{k: v for e in last for k, v in e.items() if k.startswith("dpis_")}})
-    return tables.table(pd.DataFrame(rows), percent=["test acc"], decimals=3,
-                        dash="not recorded: only DPIS runs release the DPIS statistics (dpis_*)")
-
-
-def sampling_figure():
-    """How DPIS samples on MNIST: a record's probability of entering a batch against its clipped norm."""
-    import matplotlib.pyplot as plt
-
-    b, n, k = X.TRAMER_BONEH["mnist"]["batch_size"], n_train("mnist"), claims.setting("dpis.table2.mnist.k")
-    g = np.linspace(0, 1, 201)  # clipped norm / C
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    ax.axhline(b / n, color="k", ls="--", label=f"DP-SGD: b/N = {b / n:.4f}")
-    for r in (1.0, 0.5, 0.2, 0.1):
-        ax.plot(g, b * g / (r * n), label=f"DPIS, r = {r:g}")
-    r_min = k * b / n
-    ax.plot(g, b * g / (r_min * n), ":", color="gray", label=f"r = k b/N = {r_min:.3f}: the first stage reaches 1 at "
-                                                             "g = C")
-    ax.set(xlabel="clipped gradient norm / C", ylabel="probability of entering a step's batch", yscale="log",
-           ylim=(1e-4, 1))
-    ax.legend(loc="lower right")
-    return tables.figure(
-        fig, number="Ours (Section 3 illustrated)",
-        caption=f"How DPIS samples on MNIST (b = {b}, N = {n:,}, k = {k:g}): the probability that a record enters a "
-                "step's batch against its clipped gradient norm, for DP-SGD and for DPIS at four ratios r of the mean "
-                "clipped norm to C.",
-        alt="Log-scale line plot: a flat dashed line for DP-SGD and rising lines for DPIS at r = 1, 0.5, 0.2 and 0.1, "
-            "the probability growing with the clipped gradient norm.")
-
-
-def schedule_figure(fig1: Figure1):
-    """Section 4.2's sigma_G per epoch on Fashion-MNIST at eps 4 (Figure 1c's setting, ours)."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(7.5, 4.5))
-    epochs = np.arange(1, X.FIG1C_EPOCHS + 1)
-    ax.axhline(fig1.schedules["dpsgd"], color="k", ls="--", label="DP-SGD")
-    for (a_e, r), s in fig1.schedules["dpis"].items():
-        ax.plot(epochs, s, marker=".", ls="-" if a_e < 1 else ":", label=f"DPIS, $a_E$ = {a_e:g}, r = {r:g}")
-    ax.set(xlabel="epoch", ylabel="noise multiplier σ_G", title="Fashion-MNIST, ε = 4")
-    ax.legend()
-    return tables.figure(
-        fig, number="Figure 1c (paper) / ours",
-        caption=f"The noise multiplier σ_G per epoch that Section 4.2's schedule picks on Fashion-MNIST at ε = 4, "
-                f"b = {fig1.b} and {X.FIG1C_EPOCHS} epochs (both ours: the paper prints neither), for two epoch "
-                "dividers a_E and two constant ratios r, against DP-SGD's constant σ.",
-        alt="Line plot of the noise multiplier against the epoch: a dashed horizontal line for DP-SGD and four DPIS "
-            "schedules that stay below it and fall towards the end.")
-
-
-def schedule_table(fig1: Figure1):
-    """sigma_G at the first epoch, the last of phase 1, the next one and the last, per schedule."""
-    e = X.FIG1C_EPOCHS
-    return tables.table(pd.DataFrame({f"a_E={a:g}, r={r:g}": s[[0, int(a * e) - 1, min(int(a * e), e - 1), -1]]
-                                      for (a, r), s in fig1.schedules["dpis"].items()},
-                                     index=["first epoch", "last of phase 1", "next epoch", "last epoch"]), decimals=3)
-
-
-def cell_name(cid: str) -> str:
-    """A Tables 3-7 claim id as a tick label: dpis.table5.mnist.a_e0_8 -> "Table 5: a.E 0.8" (the underscore of
-    a_E becomes a dot with the decimal one: the label the chapter has always shown)."""
-    parts = cid.split(".")
-    rest = [METHODS.get(p, p.replace("eps", "ε ").replace("a_e", "a_E ").replace("c_star", "C* ").replace("_", "."))
-            for p in parts[3:]]
-    return f"Table {parts[1][5:]}: " + ", ".join(rest)
-
-
-def training_points(stored: list[dict]) -> pd.DataFrame:
-    """One row per paper-profile run answering a Tables 3-7 cell: claim, paper value, seed, ours (%)."""
-    runs = experiments.current(stored, X.configs("paper"))
-    cells = {**table3_cells(), **ablation_cells()}
-    return pd.DataFrame([{"claim": cid, "paper": claims.get(cid).number, "seed": r.seed, "ours": r.accuracy()}
-                         for cid, e in cells.items() for r in map(Record.of, runs.get(e, []))])
-
-
-def training_figure(stored: list[dict]) -> Finding:
-    """Our paper-profile runs against Tables 3-7, cell by cell (one dot per seed)."""
-    import matplotlib.pyplot as plt
-
-    df = training_points(stored)
-    if df.empty:
-        return note("no paper-profile training run stored (`dpnotes run dpis --profile paper`)", df)
-    fig, axes = plt.subplots(2, 1, figsize=(7.5, 10))
-    for ax, d in zip(axes, ("mnist", "fmnist")):
-        sub = df[df.claim.str.contains(f".{d}.", regex=False)]
-        labels = list(dict.fromkeys(sub.claim))
-        pos = {c: i for i, c in enumerate(labels)}
-        ax.plot([pos[c] for c in labels], [claims.get(c).number for c in labels], "x", color="k", ms=8, label="paper")
-        ax.plot(sub.claim.map(pos), sub.ours, "o", color="C0", ms=4, alpha=0.8, label="ours (one dot per seed)")
-        ax.set_xticks(range(len(labels)), [cell_name(c) for c in labels], rotation=70, ha="right")
-        ax.set(ylabel="test accuracy (%)", title="MNIST" if d == "mnist" else "Fashion-MNIST")
-        ax.legend()
-    fig.tight_layout()
-    return Finding("", df, (tables.figure(
-        fig, number="Tables 3-7 (paper) / ours",
-        caption="Test accuracy of our paper-profile runs (one dot per seed) against the paper's value (cross), cell by "
-                "cell: Table 3's DPIS and DP-SGD-HF cells and the ablations of Tables 4-7 at ε = 1, MNIST above, "
-                "Fashion-MNIST below.",
-        alt="Two dot plots, MNIST and Fashion-MNIST, of test accuracy per table cell, crosses for the paper and dots "
-            "for our seeds."),))
-
-
-def sigma_figure(stored: list[dict]) -> Finding:
-    """sigma_G per epoch of our Table 3 DPIS runs (mean over seeds)."""
-    import matplotlib.pyplot as plt
-
-    traj = X.sigma_trajectories(stored)
-    if not traj:
-        return note("no Table 3 DPIS run stored", traj)
-    fig, ax = plt.subplots(figsize=(7.5, 4.2))
-    for e, s in traj.items():
-        ax.plot(range(1, len(s) + 1), s, marker=".", label=e.replace("table3.", "").replace("fmnist", "Fashion-MNIST")
-                .replace("mnist", "MNIST").replace(".eps", ", ε ").replace(".dpis", ""))
-    ax.set(xlabel="epoch", ylabel="noise multiplier σ_G")
-    ax.legend()
-    return Finding("", traj, (tables.figure(
-        fig, number="Figure 1 (paper) / ours, from runs",
-        caption="The noise multiplier σ_G per epoch of our Table 3 DPIS runs (mean over seeds): what Figure 1 plots "
-                "and Section 4.2's noise drop measures.",
-        alt="Line plot of the noise multiplier against the epoch for four DPIS runs, MNIST and Fashion-MNIST at two "
-            "budgets each, all falling as training proceeds."),))

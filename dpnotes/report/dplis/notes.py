@@ -1,26 +1,20 @@
-"""The DPlis chapter's findings, tables and figures, written from run records, the claims
-registry and the computations of :mod:`dpnotes.report.dplis_findings`,
-:mod:`dpnotes.experiments.dplis` and :mod:`dpnotes.experiments.dplis_toy`; each returns data and
-text (:class:`Finding`) or a rendered table or figure, so that a notebook cell is one call."""
+"""The DPlis chapter's findings, each data and text (:class:`~dpnotes.report.findings.Finding`): the
+budgets and the toy, sum against mean, the authors' code against the paper, Table 10's SD convention, single-run
+gains, R_best, zero sharpness, Table 9's scale and Theorem 3, from the computations of :mod:`.checks`.
+"""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
-from dpnotes import claims, experiments
 from dpnotes.experiments import dplis as X
-from dpnotes.experiments import dplis_toy
-from dpnotes.record import Record
-from dpnotes.report import dplis_findings as F
+from dpnotes.experiments.dplis import toy as dplis_toy
 from dpnotes.report import tables
-from dpnotes.report.findings import Finding, note
+from dpnotes.report.findings import Finding
 
-PAPER = "dplis"
+from . import checks as F
+from .cells import _paper_sharpness, _table9_runs
 
-
-# --------------------------------------------------------------------------------------
-# Findings.
 
 def budgets_and_toy() -> Finding:
     """Budgets attained at no epoch boundary, accounting orders at the printed digits, Table 5's
@@ -129,17 +123,6 @@ def zero_sharpness() -> Finding:
         "it; Table 9's models (which checkpoint, which eps) are not specified.", z)
 
 
-def _table9_runs(stored: list[dict]) -> list[tuple[str, str, Record]]:
-    """``(row, arm, record)`` of every current paper-profile Table 9 run, in Table 9's order."""
-    runs = experiments.current(stored, X.configs("paper"))
-    return [(row, arm, Record.of(r)) for row in X.TABLE9_ROWS for arm in X.TABLE9_ARMS
-            for r in runs.get(f"table9.{row}.eps1_99.{arm}", [])]
-
-
-def _paper_sharpness(row: str, arm: str):
-    return claims.get(f"dplis.table9.{row}.sharpness_{arm}")
-
-
 def table9_scale(stored: list[dict]) -> Finding:
     """Table 9's printed sharpness against the gradient-sign corner, a lower bound of the quantity it defines."""
     t9 = [(row, arm, r.metric("analysis")["sharpness"]) for row, arm, r in _table9_runs(stored)]
@@ -180,145 +163,3 @@ def theorem3() -> Finding:
         f"bound stays below 1 only for beta <= {t3['beta_max_for_bound_1']:.1e}, a loss that is almost linear. Its "
         "smoothness constant also belongs to the exact smoothed loss, not to the K-sample estimate that is "
         "trained.", t3)
-
-
-# --------------------------------------------------------------------------------------
-# Figure 2's toy and the accounting.
-
-def toy_figure():
-    """Figure 2's toy: where 100 runs of DP-SGD and of DPlis end, and the final loss of 1,000 runs each."""
-    import matplotlib.pyplot as plt
-    import torch
-
-    lr, smooth = 2.0, 3.0
-    xs, ys = torch.linspace(-9, 9, 181, dtype=torch.float64), torch.linspace(-5, 5, 101, dtype=torch.float64)
-    surface = dplis_toy.loss(torch.stack(torch.meshgrid(xs, ys, indexing="xy"), -1))
-    fig, ax_ = plt.subplot_mosaic("AB;CC", figsize=(7.5, 6.4))
-    axes = [ax_["A"], ax_["B"], ax_["C"]]
-    ends = {}
-    for ax, s, title in ((axes[0], 0.0, "DP-SGD"), (axes[1], smooth, f"DPlis, sigma_smooth {smooth:g}")):
-        ends[title] = dplis_toy.dpsgd(lr, s)
-        ax.contourf(xs, ys, surface, levels=20, cmap="viridis")
-        ax.scatter(*ends[title][:100].T, s=6, c="white")
-        ax.set(title=f"{title}: 100 end points", xlabel="first weight θ₁", ylabel="second weight θ₂")
-    bins = np.linspace(0, 0.7, 36)
-    for title, theta in ends.items():
-        axes[2].hist(dplis_toy.loss(theta).numpy(), bins=bins, alpha=0.6, label=title)
-    axes[2].set(yscale="log", xlabel="final loss (Eq. 1)", ylabel="runs (of 1,000)", title="loss at the end")
-    axes[2].legend()
-    fig.tight_layout()
-    return tables.figure(
-        fig, number="Figure 2 (paper) / ours",
-        caption=f"The toy loss of Eq. 1 with a flat minimum (left) and a sharp one (right): where 100 runs of DP-SGD "
-                f"and of DPlis (σ_smooth {smooth:g}, learning rate {lr:g}) end, on the loss landscape, and the final "
-                "loss of 1,000 runs each (log scale).",
-        alt="Two contour maps of a two-dimensional loss with white dots where runs end, DP-SGD left and DPlis right, "
-            "and below them overlaid histograms of the final loss of 1,000 runs of each method on a log scale.")
-
-
-def toy_table():
-    """Figure 2's toy over our grid of settings."""
-    return tables.table(pd.DataFrame(dplis_toy.grid()), decimals=3)
-
-
-def epoch_table():
-    """The epoch at which each eps column is read, per data set."""
-    return tables.table(X.epoch_table())
-
-
-# --------------------------------------------------------------------------------------
-# Runs.
-
-def runs_table(stored: list[dict]) -> Finding:
-    """The current paper-profile runs: model, epochs, accuracy, classic-conversion eps, backend, wall time, device."""
-    runs = experiments.current(stored, X.configs("paper"))
-    table = pd.DataFrame([{"experiment": e, "model": r.model, "epochs": len(r.epochs),
-                           "test acc (%)": round(r.accuracy(), 2),
-                           "ε (RDP, classic conversion)": r.epsilon("rdp-classic") if "rdp-classic" in r.accountants
-                           else None,
-                           "backend": r.train["grad_backend"], "wall (min)": round(r.wall_time_s / 60, 1),
-                           "device": ", ".join(sorted(set(r.devices)))}
-                          for e, rs in runs.items() for r in map(Record.of, rs)])
-    if not len(table):
-        return note("no paper-profile run stored (`dpnotes run dplis --profile paper`)", table)
-    shown = tables.table(table.sort_values("experiment"), decimals={"ε (RDP, classic conversion)": 3},
-                         dash="the record has no classic-conversion ε")
-    return Finding("", table, (shown,))
-
-
-def first_column_gains(stored: list[dict]) -> pd.DataFrame:
-    """Per model and smoothed arm: the paper's gain over No at the first eps column and ours
-    (mean over the seeds both arms have, accuracy after the column's epoch)."""
-    runs = experiments.current(stored, X.configs("paper"))
-    gains = []
-    for row, r_ in X.ROWS.items():
-        e = X.column_epoch(r_.dataset, "eps1_99")
-        acc = {arm: {r.seed: r.accuracy_at_epoch(e)
-                     for r in map(Record.of, runs.get(X.experiment(row, X.run_arm(row, arm)), []))} for arm in X.ARMS}
-        for arm in [a for a in X.ARMS if a != "no"]:
-            paired = sorted(set(acc[arm]) & set(acc["no"]))
-            if paired:
-                radius = arm.replace("rbest", "R_best").replace("r10", "R = 10")
-                gains.append({"cell": f"{row.replace('_', ' ')}, {radius}", "seeds": len(paired),
-                              "paper": claims.get(f"dplis.{r_.table}.{row}.eps1_99.gain_{arm}").number,
-                              "ours": np.mean([acc[arm][s] - acc["no"][s] for s in paired])})
-    return pd.DataFrame(gains)
-
-
-def gains_figure(stored: list[dict]) -> Finding:
-    """Tables 2 and 11's gains at the first eps column, the paper's against ours (nothing while none is stored)."""
-    import matplotlib.pyplot as plt
-
-    df = first_column_gains(stored)
-    if df.empty:
-        return Finding("", df)
-    fig, ax = plt.subplots(figsize=(7.5, 0.4 * len(df) + 1.2))
-    y = np.arange(len(df))
-    ax.axvline(0, color="gray", lw=1)
-    ax.plot(df.paper, y, "x", color="k", ms=8, label="paper (one run)")
-    ax.plot(df.ours, y, "o", color="C0", label="ours (mean over paired seeds)")
-    ax.set_yticks(y, [f"{c} ({n} seed{'s' * (n > 1)})" for c, n in zip(df.cell, df.seeds)])
-    ax.set(xlabel="gain over DP-SGD (No), accuracy points", ylabel="model and radius")
-    ax.legend(loc="lower right")
-    fig.tight_layout()
-    return Finding("", df, (tables.figure(
-        fig, number="Tables 2 and 11 (paper) / ours: gains at the first ε column",
-        caption="The gain of DPlis over DP-SGD (No) in test accuracy at the first ε column: the paper's (one run) "
-                "against ours: the mean over the seeds stored for both arms (each seed's arms see the same batches "
-                "and noise: paired differences); each gain's interval and verdict are in the claims table.",
-        alt="Dot plot: for each model and radius, the paper's gain as a cross and ours as a dot on an axis of accuracy "
-            "points around zero."),))
-
-
-def table9_figure(stored: list[dict]) -> Finding:
-    """Table 9's sharpness, ours against the paper's, and Figure 6's loss slices of our models."""
-    import matplotlib.pyplot as plt
-
-    t9 = _table9_runs(stored)
-    if not t9:
-        return note("no Table 9 run stored (`dpnotes run dplis --profile paper --only 'table9.*'`)", t9)
-    rows = []
-    for row, arm, r in t9:
-        sharp = r.metric("analysis")["sharpness"]
-        rows.append({"row": row, "arm": arm, "paper": _paper_sharpness(row, arm).number, "ours": sharp["sharpness"],
-                     "ours, gradient-sign corner": sharp.get("corner_sharpness"), "loss at theta": sharp["loss"],
-                     "L-BFGS-B evaluations": sharp["evaluations"]})
-    table = tables.table(pd.DataFrame(rows), decimals=4)
-    shown = sorted({row for row, _, _ in t9}, key=X.TABLE9_ROWS.index)
-    fig, axes = plt.subplots((len(shown) + 1) // 2, 2, figsize=(7.5, 3 * ((len(shown) + 1) // 2)), squeeze=False)
-    for ax in axes.flat[len(shown):]:
-        ax.set_visible(False)
-    for ax, row in zip(axes.flat, shown):
-        for row_, arm, r in t9:
-            if row_ == row:
-                sl = r.metric("analysis")["slice"]
-                ax.plot(sl["alpha"], sl["loss"], marker=".", label="No" if arm == "no" else "R = 10")
-        ax.set(title=row.replace("_", " "), xlabel="step along the direction, α", ylabel="test loss")
-        ax.legend()
-    fig.tight_layout()
-    return Finding("", rows, (table, tables.figure(
-        fig, number="Figure 6 (paper) / ours",
-        caption="Test loss along one filter-normalised random direction θ + α d around our models of the first ε "
-                "column, without smoothing (No) and with R = 10.",
-        alt="Line plots, one per model, of the test loss against the step α from -0.8 to 0.8 for the unsmoothed and "
-            "the smoothed model.")))

@@ -1,0 +1,142 @@
+"""The "What held" box that opens a chapter (:func:`what_held`: a paper's headline claims, paper against
+ours with seeds, fidelity and verdict, and one sentence from :func:`answer`) and the five answers, linked, for the
+index page (:func:`answers`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections import Counter
+from html import escape
+from typing import Callable
+
+from dpnotes.report.headlines import HEADLINES, TITLES
+from dpnotes.report.html import BADGES, Html, inline_code
+
+from .cells import STYLE, _mark, _reason, basis, ours_text, paper_text
+
+
+def answer(rows: list[dict], paper: str) -> tuple[str, str]:
+    """Does the paper's main claim hold here? ``(answer, sentence)`` from the verdicts of its
+    headline claims, by a stated rule: *holds* only if every headline claim is reproduced;
+    *does not hold* if more central claims are not reproduced than reproduced; *not tested* if
+    no headline claim has an answer; else *undecided*."""
+    spec = HEADLINES[paper]
+    by_id = {r["id"]: r for r in rows}
+    verdicts = [by_id[cid]["verdict"] for cid, _ in spec.claims]
+    central = verdicts[:spec.central]
+    if all(v == "reproduced" for v in verdicts):
+        word = "holds"
+    elif central.count("not_reproduced") > central.count("reproduced"):
+        word = "does not hold"
+    elif all(v == "not_run" for v in verdicts):
+        word = "not tested"
+    else:
+        word = "undecided"
+    counts = Counter(verdicts)
+    told = ", ".join(f"{counts[v]} {BADGES[v][0]}" for v in BADGES if counts[v])
+    c = Counter(central)
+    central_told = ", ".join(f"{c[v]} {BADGES[v][0]}" for v in BADGES if c[v])
+    sentence = (f"{spec.question} Here: **{word}**. Of its {len(verdicts)} headline claims {told}; "
+                f"of the {spec.central} central one{'s' if spec.central != 1 else ''} {central_told}.")
+    return word, sentence
+
+
+RULE = ("Answer rule: holds only if every headline claim is reproduced; does not hold if more central claims "
+        "are not reproduced than reproduced; not tested if none has an answer; otherwise undecided.")
+
+
+def _md_bold(text: str) -> str:
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", escape(text))
+
+
+def what_held(rows: list[dict], paper: str) -> Html:
+    """The box that opens a chapter: the answer, then each headline claim's paper value, ours,
+    seeds, fidelity and verdict (one line each), then the rule."""
+    spec = HEADLINES[paper]
+    by_id = {r["id"]: r for r in rows}
+    word, sentence = answer(rows, paper)
+    lines, plain = [], [f"What held ({paper}): {sentence}"]
+    for k, (cid, label) in enumerate(spec.claims):
+        row = by_id[cid]
+        verdict = row["verdict"]
+        central = " (central)" if k < spec.central else ""
+        if verdict == "not_run":
+            nums = f"paper {paper_text(row)} · not run: {_reason(row)}"
+        elif row["kind"] == "statement":
+            nums = _short(ours_text(row), 150)
+        else:
+            unit = " %" if row["unit"] == "%" else (" points" if row["unit"] == "percentage points" else "")
+            nums = f"paper {paper_text(row)}{unit} · ours {ours_text(row)}{unit}"
+        extra = basis(row) if verdict != "not_run" else ""
+        note = f" Note: {row['note']}" if row.get("note") else ""
+        lines.append(f'<li data-claim="{escape(cid)}" data-verdict="{verdict}">{_mark(verdict)}'
+                     f"<strong>{escape(label)}</strong>{escape(central)}: "
+                     + (f'<span class="dpn-nums">{escape(nums)}</span>' if row["kind"] != "statement" and
+                        verdict != "not_run" else inline_code(nums))
+                     + (f" ({escape(extra)})" if extra else "") + f" — {escape(BADGES[verdict][0])}."
+                     + escape(note) + "</li>")
+        plain.append(f"- {label}{central}: {nums} ({extra}) {verdict}{note}")
+    spread = seed_spread(rows)
+    if spread:
+        plain.append(spread)
+    html = (f'{STYLE}<div class="what-held dpn-held" data-paper="{paper}" data-answer="{word}">'
+            f"<p><strong>What held.</strong> {_md_bold(sentence)}</p><ul>{''.join(lines)}</ul>"
+            + (f'<p class="dpn-spread">{escape(spread)}</p>' if spread else "")
+            + f'<p class="dpn-rule">{escape(RULE)} Values: the paper\'s from the claims registry, ours from '
+            "the run records; the full claim list is at the end of the chapter.</p></div>")
+    return Html(html, "\n".join(plain))
+
+
+def seed_spread(rows: list[dict]) -> str | None:
+    """One sentence on how far our seeds spread: over the training claims in percent judged on
+    at least 3 seeds, the range and median of the standard deviation across seeds, recovered
+    from each row's t interval (half-width = t(n-1) x SD / sqrt(n), :mod:`dpnotes.report.verdicts`);
+    ``None`` when no claim has 3 seeds."""
+    from dpnotes.report.verdicts import t_quantile
+
+    sds = sorted((r["interval"][1] - r["interval"][0]) / 2 * math.sqrt(r["seeds"]) / t_quantile(r["seeds"])
+                 for r in rows if r.get("kind") == "training" and r.get("unit") == "%" and r.get("category") == "claim"
+                 and (r.get("seeds") or 0) >= 3 and r.get("interval") and not r.get("paired"))
+    if not sds:
+        return None
+    return (f"Seed spread: over the {len(sds)} accuracy claims judged on 3 or more seeds, our standard deviation "
+            f"across seeds is {sds[0]:.2f}-{sds[-1]:.2f} points (median {statistics.median(sds):.2f}), "
+            "computed from the run records.")
+
+
+def _short(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def answers(rows: list[dict], *, link: Callable[[str], str] | None = None) -> Html:
+    """The five answers (the index page and the scoreboard): one line per paper, linked by
+    ``link(paper) -> href`` when given."""
+    items, plain = [], []
+    for paper in HEADLINES:
+        word, sentence = answer(rows, paper)
+        title = escape(TITLES[paper])
+        name = f'<a href="{escape(link(paper))}">{title}</a>' if link else title
+        colour = {"holds": "#1a7f37", "does not hold": "#cf222e", "undecided": "#9a6700"}.get(word, "#6e7781")
+        items.append(f'<li data-paper="{paper}" data-answer="{word}"><strong>{name}</strong>: '
+                     f'<span class="dpn-mark" style="background:{colour};width:auto;padding:0 .35em">'
+                     f"{escape(word)}</span> {_md_bold(sentence)}</li>")
+        plain.append(f"{TITLES[paper]}: {word}. {sentence}")
+    html = (f'{STYLE}<div class="what-held dpn-answers"><p><strong>What held, paper by paper.</strong></p>'
+            f'<ul>{"".join(items)}</ul><p class="dpn-rule">{escape(RULE)}</p></div>')
+    return Html(html, "\n".join(plain))
+
+
+def answers_markdown(rows: list[dict]) -> str:
+    """The five answers as a MyST page fragment for the index page (``book/intro.md`` includes
+    it): raw HTML linking each chapter, relative to ``book/``."""
+    return answers(rows, link=lambda p: f"executed/{p}.html").html + "\n"
+
+
+def paper_what_held(paper: str, *, store=None) -> Html:
+    """The "What held" box of ``paper``'s chapter."""
+    from dpnotes.report import scoreboard
+
+    return what_held(scoreboard(store=store, paper=paper), paper)
