@@ -32,7 +32,9 @@ LAYERS = (
     ("experiments",),
     ("executors",),
     ("runner", "campaign"),  # campaign: picks and runs paper-profile runs through the runner
-    ("report", "audit"),  # audit: the audit chapter's study, next to the report layer it draws with
+    # audit: the audit chapter's study, next to the report layer it draws with;
+    # scoreboard_cache: the verified on-disk cache of the CLI scoreboard's output
+    ("report", "audit", "scoreboard_cache"),
     ("cli", "bench"),
 )
 LAYER = {part: level for level, parts in enumerate(LAYERS) for part in parts}
