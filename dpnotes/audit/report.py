@@ -58,13 +58,13 @@ def figure(ax, recs: list[dict]) -> None:
 METHOD_NOTES = {
     "dpsgd": ("DP-SGD (Abadi et al. 2016): the baseline of DPlis, DPIS, SA-DPSGD and GDP",
               "the clipped, noised sum of a Poisson batch; the accountants price exactly this step"),
-    "dplis": ("DPlis (Wang et al. 2021), Algorithm 1",
+    "dplis": ("DPlis (Wang et al. 2021), Algorithm 2 / Eq. 6",
               "the same release as DP-SGD: smoothing moves the weights at which gradients are taken, "
               "not what a step releases, so its eps is DP-SGD's at the same sigma"),
-    "dpis": ("DPIS (Wei et al. 2022), Algorithms 1-2",
+    "dpis": ("DPIS (Wei et al. 2022), Algorithm 1",
              "a release whose sampling depends on the gradients' norms, priced by its own accountant "
-             "(Theorem 3.3); the audit reads it with canaries that go through its sampler"),
-    "sadpsgd": ("SA-DPSGD (Fu et al. 2022), Algorithm 1",
+             "(Section 4.1); the audit reads it with canaries that go through its sampler"),
+    "sadpsgd": ("SA-DPSGD (Fu et al. 2022), Algorithm 2",
                 "every candidate step is a DP-SGD release, accepted or not; the audit reads every candidate, "
                 "as the sound eps charges them all (Theorem 1 charges the accepted ones only)"),
     "dpsgd_decay": ("DP-SGD with decaying noise (Yu et al. 2019), DPIS's competitor",
