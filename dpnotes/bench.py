@@ -16,6 +16,12 @@ as samples per second. Methods (:data:`METHODS`):
   ``DPOptimizerFastGradientClipping``, ``DPLossFastGradientClipping``: the two-pass scheme
   of ``grad_sample_mode="ghost"``).
 
+Memory layout: the engine moves the weights of a model with a Conv2d layer to channels-last
+(:func:`dpnotes.train.build_context`, as in training). Opacus gets the same chance: on such a
+model each opacus method is timed both with channels-last weights and inputs and in the default
+(contiguous) layout, interleaved, and the faster is reported with its ``layout``; a model
+without Conv2d runs in the default layout everywhere.
+
 Peak memory of a step (``peak_mb``): on a GPU, ``torch.cuda.max_memory_allocated`` over the
 step minus the memory allocated before it (tensors only); on a Linux CPU with glibc, the
 process's peak resident set (VmHWM, reset through ``/proc/self/clear_refs`` before the step)
@@ -90,7 +96,11 @@ def _engine_step(name: str, x, y, method: str, device: str, dplis_k: int) -> Cal
     return lambda: step(ctx, idx)
 
 
-def _opacus_step(name: str, x, y, device: torch.device, ghost: bool) -> Callable[[], None]:
+def _has_conv(name: str) -> bool:
+    return any(isinstance(m, nn.Conv2d) for m in models.create(name).modules())
+
+
+def _opacus_step(name: str, x, y, device: torch.device, ghost: bool, channels_last: bool) -> Callable[[], None]:
     from opacus import GradSampleModule
     from opacus.grad_sample import GradSampleModuleFastGradientClipping
     from opacus.optimizers import DPOptimizer, DPOptimizerFastGradientClipping
@@ -100,6 +110,9 @@ def _opacus_step(name: str, x, y, device: torch.device, ghost: bool) -> Callable
     model = models.create(name).to(device)
     kw = dict(noise_multiplier=1.0, max_grad_norm=1.0, expected_batch_size=len(y))
     x, y = x.to(device), y.to(device)
+    if channels_last:
+        model.to(memory_format=torch.channels_last)
+        x = x.contiguous(memory_format=torch.channels_last)
     if ghost:
         gsm = GradSampleModuleFastGradientClipping(model, batch_first=True, loss_reduction="mean",
                                                    max_grad_norm=1.0, use_ghost_clipping=True)
@@ -118,9 +131,17 @@ def _opacus_step(name: str, x, y, device: torch.device, ghost: bool) -> Callable
     return step
 
 
-def _make(name: str, x, y, method: str, device: torch.device, dplis_k: int) -> Callable[[], None]:
+def _layouts(name: str, method: str) -> tuple[str, ...]:
+    """The memory layouts a method is timed in on model ``name`` (module docstring)."""
+    if not _has_conv(name):
+        return ("default",)
+    return ("channels-last", "default") if method in ("opacus", "opacus-ghost") else ("channels-last",)
+
+
+def _make(name: str, x, y, method: str, device: torch.device, dplis_k: int,
+          layout: str = "channels-last") -> Callable[[], None]:
     if method in ("opacus", "opacus-ghost"):
-        return _opacus_step(name, x, y, device, ghost=method == "opacus-ghost")
+        return _opacus_step(name, x, y, device, method == "opacus-ghost", layout == "channels-last")
     return _engine_step(name, x, y, method, str(device), dplis_k)
 
 
@@ -180,8 +201,9 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
     ``batch_size``: an int, or "paper" for the batch size the papers train each model with
     (:func:`paper_batch_size`; a model without one is skipped). Returns one dict per model:
     model, batch_size, device, threads, load_avg (1-minute load average before its steps) and
-    ``methods``: {method: {"samples_per_s", "step_ms", "peak_mb"}}, or {method: {"error"}}
-    for a method that refuses the model (e.g. opacus' ghost clipping and a recurrent layer).
+    ``methods``: {method: {"samples_per_s", "step_ms", "peak_mb", "layout"}} (the faster layout
+    where two were timed), or {method: {"error"}} for a method that refuses the model (e.g.
+    opacus' ghost clipping and a recurrent layer).
     """
     steps = validate.integer("steps", steps, minimum=1)
     dplis_k = validate.integer("dplis_k", dplis_k, minimum=1)
@@ -201,10 +223,11 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
     for name, b in sizes.items():
         x, y = models.example_batch(name, b, torch.Generator().manual_seed(0))
         for m in methods:
-            try:
-                peaks[name, m] = _peak_mb(_make(name, x, y, m, dev, dplis_k), dev, measurable)
-            except (NotImplementedError, ValueError, RuntimeError) as exc:  # the method refuses the model
-                failed[name, m] = f"{type(exc).__name__}: {exc}".splitlines()[0]
+            for lay in _layouts(name, m):
+                try:
+                    peaks[name, m, lay] = _peak_mb(_make(name, x, y, m, dev, dplis_k, lay), dev, measurable)
+                except (NotImplementedError, ValueError, RuntimeError) as exc:  # the method refuses the model
+                    failed[name, m, lay] = f"{type(exc).__name__}: {exc}".splitlines()[0]
     if dev.type != "cuda":
         _malloc_thresholds(32 << 20)
     results = []
@@ -212,19 +235,26 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
         x, y = models.example_batch(name, b, torch.Generator().manual_seed(0))
         row = {"model": name, "batch_size": b, "device": torch.cuda.get_device_name(dev) if dev.type == "cuda"
                else "cpu", "threads": torch.get_num_threads(), "load_avg": os.getloadavg()[0]}
-        runs = {m: _make(name, x, y, m, dev, dplis_k) for m in methods if (name, m) not in failed}
-        times = {m: [] for m in runs}
+        runs = {(m, lay): _make(name, x, y, m, dev, dplis_k, lay)
+                for m in methods for lay in _layouts(name, m) if (name, m, lay) not in failed}
+        times = {k: [] for k in runs}
         for i in range(WARMUP + steps):
-            for m, step in runs.items():
+            for k, step in runs.items():
                 _sync(dev)
                 start = time.perf_counter()
                 step()
                 _sync(dev)
                 if i >= WARMUP:
-                    times[m].append(time.perf_counter() - start)
-        row["methods"] = {m: {"samples_per_s": b / statistics.median(t), "step_ms": 1e3 * statistics.median(t),
-                              "peak_mb": peaks[name, m]} for m, t in times.items()}
-        row["methods"].update({m: {"error": failed[name, m]} for m in methods if (name, m) in failed})
+                    times[k].append(time.perf_counter() - start)
+        row["methods"] = {}
+        for m in methods:
+            timed = [(statistics.median(t), lay) for (m2, lay), t in times.items() if m2 == m]
+            if timed:
+                t, lay = min(timed)
+                row["methods"][m] = {"samples_per_s": b / t, "step_ms": 1e3 * t, "peak_mb": peaks[name, m, lay],
+                                     "layout": lay}
+            else:
+                row["methods"][m] = {"error": next(e for (n, m2, _), e in failed.items() if (n, m2) == (name, m))}
         results.append(row)
     return results
 
@@ -242,7 +272,8 @@ def format_table(results: list[dict]) -> str:
                 lines.append(f"  {m:<14} fails: {v['error'][:90]}")
                 continue
             peak = "-" if v["peak_mb"] is None else f"{v['peak_mb']:.1f} MiB"
-            lines.append(f"  {m:<14} {v['samples_per_s']:>10.0f} samples/s {v['step_ms']:>10.1f} ms/step  peak {peak}")
+            lines.append(f"  {m:<14} {v['samples_per_s']:>10.0f} samples/s {v['step_ms']:>10.1f} ms/step  peak {peak}"
+                         f"  {v['layout']}")
         for m in ("dplis-ghost", "dplis-func"):
             if m in ms and "nonprivate" in ms:
                 lines.append(f"  {m} step / non-private step: {ms[m]['step_ms'] / ms['nonprivate']['step_ms']:.2f}x")

@@ -12,7 +12,7 @@ from dpnotes.cli import bench as cli_bench
 from dpnotes.cli import main
 
 ROW = {"model", "batch_size", "device", "threads", "load_avg", "methods"}
-MEASURES = {"samples_per_s", "step_ms", "peak_mb"}
+MEASURES = {"samples_per_s", "step_ms", "peak_mb", "layout"}
 
 
 def test_bench_reports_every_method():
@@ -24,8 +24,28 @@ def test_bench_reports_every_method():
     for m, v in r["methods"].items():
         assert set(v) == MEASURES and v["samples_per_s"] > 0 and v["step_ms"] > 0, m
         assert v["peak_mb"] is None or v["peak_mb"] >= 0
+        assert v["layout"] == "default", m  # an MLP: no Conv2d, nothing to relayout
     table = format_table(rows)
     assert "dplis-mlp-mnist" in table and "non-private step" in table and "opacus" in table
+
+
+def test_opacus_gets_the_engines_channels_last_layout_on_a_convnet(monkeypatch):
+    """Opacus is timed channels-last and in the default layout, and the faster is reported."""
+    made = []
+    real = bench_module._opacus_step
+
+    def spy(name, x, y, device, ghost, channels_last):
+        made.append(channels_last)
+        return real(name, x, y, device, ghost, channels_last)
+
+    monkeypatch.setattr(bench_module, "_opacus_step", spy)
+    r = bench(["tf-mnist-cnn"], batch_size=4, steps=1, methods=["ghost", "opacus", "opacus-ghost"])[0]
+    assert sorted(set(made)) == [False, True]
+    assert r["methods"]["ghost"]["layout"] == "channels-last"
+    assert {r["methods"][m]["layout"] for m in ("opacus", "opacus-ghost")} <= {"channels-last", "default"}
+    step = bench_module._opacus_step("tf-mnist-cnn", *bench_module.models.example_batch(
+        "tf-mnist-cnn", 2, bench_module.torch.Generator().manual_seed(0)), bench_module.torch.device("cpu"), False, True)
+    step()  # opacus accepts the channels-last model and inputs
 
 
 def test_peak_memory_sees_a_large_temporary():
