@@ -43,8 +43,9 @@ def test_opacus_gets_the_engines_channels_last_layout_on_a_convnet(monkeypatch):
     assert sorted(set(made)) == [False, True]
     assert r["methods"]["ghost"]["layout"] == "channels-last"
     assert {r["methods"][m]["layout"] for m in ("opacus", "opacus-ghost")} <= {"channels-last", "default"}
-    step = bench_module._opacus_step("tf-mnist-cnn", *bench_module.models.example_batch(
-        "tf-mnist-cnn", 2, bench_module.torch.Generator().manual_seed(0)), bench_module.torch.device("cpu"), False, True)
+    torch = bench_module.torch
+    x, y = bench_module.models.example_batch("tf-mnist-cnn", 2, torch.Generator().manual_seed(0))
+    step = bench_module._opacus_step("tf-mnist-cnn", x, y, torch.device("cpu"), False, True)
     step()  # opacus accepts the channels-last model and inputs
 
 
