@@ -9,8 +9,10 @@ norm needs no ``G_i`` (Goodfellow 2015 for T = 1; Li et al. 2022, "ghost clippin
     ||G_i||_F^2 = ||a_i||^2 ||g_i||^2                     (T = 1)
     ||G_i||_F^2 = < A_i A_i^T, Gr_i Gr_i^T >_F            (A_i: [T, p], Gr_i: [T, d])
 
-The Gram form costs ``T^2 (p + d)`` per example, materialising ``G_i`` costs ``T p d``: each
-layer takes the cheaper one ("mixed ghost clipping", Bu et al. 2022). The clipped sum
+The Gram form costs ``T^2 (p + d)`` per example (a convolution's ``A_i A_i^T`` comes from the
+Gram matrix of its input's positions, :func:`dpnotes.train.ghost_conv.patch_gram`: C (HW)^2
+for C input channels on an H x W map, no unfolded patches), materialising ``G_i`` costs
+``T p d``: each layer takes the cheaper one ("mixed ghost clipping", Bu et al. 2022). The clipped sum
 ``sum_i w_i G_i = (w * Gr)^T A`` is then formed from the same factors, without a second
 backward pass ("book-keeping", Bu et al. 2023). Several calls of one layer in a forward pass
 (a recurrent cell), or several parameter draws (DPlis), add their gradients: their factors are
@@ -26,7 +28,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-CHUNK = 2 ** 24  # elements of one temporary (unfolded patches, per-example gradients)
+from dpnotes.train.ghost_conv import conv_weight_grad, patch_gram
+
+CHUNK = 2 ** 24  # elements of one temporary (Gram matrices, per-example gradients)
 
 
 def _view(s: torch.Tensor, like: torch.Tensor) -> torch.Tensor:
@@ -83,25 +87,31 @@ class OuterRecord(Record):
             self._cache["dims"] = p, d, sum(gy[0].numel() // d for _, gy in self.calls)
         return self._cache["dims"]
 
+    def _positions(self) -> int:
+        """A convolution's input positions (H x W) over all calls."""
+        return sum(x[0].numel() // self.module.in_channels for x, _ in self.calls)
+
     def ghost(self) -> bool:
-        """Gram matrices (cost T^2 (p + d) per example) when cheaper than per-example gradients
-        (T p d). For a convolution, measured on a CPU: its Gram matrices need the input unfolded
-        into patches, a copy of T p numbers costing about 8 T p flops, and its per-example
-        gradients come from the grouped backward kernel at about half the speed per flop of a
-        batched matmul (cost 2 T p d)."""
+        """Gram matrices when cheaper than per-example gradients (T p d). A Linear layer's cost
+        T^2 (p + d). A convolution's, C (HW)^2 + T^2 d (input-position and output Gram
+        matrices), against per-example gradients from the grouped backward kernel, measured on
+        a CPU at about half the speed per flop of a batched matmul (cost 2 T p d)."""
         p, d, t = self._dims()
         if isinstance(self.module, nn.Linear):
             return t * (p + d) < p * d
-        return t * (p + d) + 8 * p < 2 * p * d
+        return self.module.in_channels * self._positions() ** 2 + t * t * d < 2 * t * p * d
 
     def _factors(self, sl: slice) -> tuple[torch.Tensor, torch.Tensor]:
-        """``A`` [b, T, p] and ``Gr`` [b, T, d] of examples ``sl``, all calls concatenated."""
-        pairs = [factors(self.module, x[sl], gy[sl]) for x, gy in self.calls]
-        return _cat([a for a, _ in pairs], 1), _cat([g for _, g in pairs], 1)
+        """A Linear layer's ``A`` [b, T, p] and ``Gr`` [b, T, d] of examples ``sl``, all calls
+        concatenated."""
+        m = self.module
+        return (_cat([x[sl].reshape(len(x[sl]), -1, m.in_features) for x, _ in self.calls], 1),
+                _cat([gy[sl].reshape(len(gy[sl]), -1, m.out_features) for _, gy in self.calls], 1))
 
-    def _chunks(self):
+    def _chunks(self, per_example: int | None = None):
+        """Slices of the batch whose temporaries (``per_example`` numbers each) fit CHUNK."""
         p, d, t = self._dims()
-        step = max(1, CHUNK // (t * max(p, d)))
+        step = max(1, CHUNK // (per_example or t * max(p, d)))
         b = self.batch()
         return [slice(s, min(s + step, b)) for s in range(0, b, step)]
 
@@ -130,6 +140,9 @@ class OuterRecord(Record):
             self._cache["weight"] = w = self._per_example_weight()
             out["weight"] = _sq(w)
             return out
+        if not isinstance(self.module, nn.Linear):
+            out["weight"] = self._conv_gram_norms()
+            return out
         parts = []
         for a, g in map(self._factors, self._chunks()):
             if a.shape[1] == 1:
@@ -138,6 +151,23 @@ class OuterRecord(Record):
                 parts.append((torch.bmm(a, a.transpose(1, 2)) * torch.bmm(g, g.transpose(1, 2))).sum((1, 2)))
         out["weight"] = _cat(parts, 0)
         return out
+
+    def _conv_gram_norms(self) -> torch.Tensor:
+        """A convolution's ``||G_i||^2`` as ``sum_{c, c'} < A_c A_c'^T, Gr_c Gr_c'^T >`` over its
+        calls c, c' (the concatenated factors' Gram matrices, block by block)."""
+        d, hw, t = self._dims()[1], self._positions(), self._dims()[2]
+        parts = []
+        for sl in self._chunks(hw * hw + 2 * t * t):
+            xs = [x[sl] for x, _ in self.calls]
+            gs = [gy[sl].reshape(len(gy[sl]), d, -1) for _, gy in self.calls]
+            total = None
+            for i in range(len(xs)):
+                for j in range(i, len(xs)):
+                    term = (patch_gram(self.module, xs[i], xs[j]) * torch.bmm(gs[i].transpose(1, 2), gs[j])).sum((1, 2))
+                    term = term if i == j else 2 * term
+                    total = term if total is None else total + term
+            parts.append(total)
+        return _cat(parts, 0)
 
     def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         out = {}
@@ -245,51 +275,6 @@ def check_supported(name: str, module: nn.Module) -> None:
         why = "BatchNorm in training mode mixes the examples of a batch"
     if why:
         raise ValueError(f"grad_backend='ghost': module {name!r}: {why}; use grad_backend='func'")
-
-
-def factors(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``A`` [b, T, p] (inputs, or unfolded patches) and ``Gr`` [b, T, d] of one call."""
-    b = len(x)
-    if isinstance(m, nn.Linear):
-        return x.reshape(b, -1, m.in_features), gy.reshape(b, -1, m.out_features)
-    x, pad = _padded(m, x)
-    if isinstance(m, nn.Conv1d):  # as a 1 x L image
-        x, k, s, dil, pad = x.unsqueeze(-2), (1, *m.kernel_size), (1, *m.stride), (1, *m.dilation), (0, *pad)
-    else:
-        k, s, dil = m.kernel_size, m.stride, m.dilation
-    a = F.unfold(x, k, dilation=dil, padding=pad, stride=s).transpose(1, 2)
-    g = gy.reshape(b, m.out_channels, -1).transpose(1, 2)
-    if a.shape[1] != g.shape[1]:
-        raise RuntimeError(f"ghost conv rule: {a.shape[1]} patches for {g.shape[1]} outputs")
-    return a, g
-
-
-def conv_weight_grad(m: nn.Module, x: torch.Tensor, gy: torch.Tensor, per_example: bool) -> torch.Tensor:
-    """The weight gradient of a convolution call by the convolution's own backward kernel:
-    summed over the batch, or per example ([B * d, C, *k]: the batch as B groups of one)."""
-    x, pad = _padded(m, x)
-    b, shape = len(x), m.weight.shape
-    if per_example:
-        x, gy, shape = x.reshape(1, -1, *x.shape[2:]), gy.reshape(1, -1, *gy.shape[2:]), (b * shape[0], *shape[1:])
-    nd = len(m.kernel_size)
-    return torch.ops.aten.convolution_backward(
-        gy, x, x.new_empty(shape), None, list(m.stride), list(pad), list(m.dilation), False, [0] * nd,
-        b if per_example else 1, [False, True, False])[1]
-
-
-def _padded(m: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...]]:
-    """The input and the symmetric padding per spatial axis that reproduce the convolution's;
-    ``padding="same"`` pads explicitly (its odd remainder goes to the right, as torch does)."""
-    nd = len(m.kernel_size)
-    if not isinstance(m.padding, str):
-        return x, tuple(m.padding)
-    if m.padding == "valid":
-        return x, (0,) * nd
-    pads = []
-    for d, k in reversed(list(zip(m.dilation, m.kernel_size))):
-        total = d * (k - 1)
-        pads += [total // 2, total - total // 2]
-    return F.pad(x, pads), (0,) * nd
 
 
 def norm_affine_grads(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> dict[str, torch.Tensor]:

@@ -1,0 +1,89 @@
+"""Convolution helpers of the ghost backend (:mod:`dpnotes.train.ghost_layers`): weight
+gradients by the convolution's own backward kernel, and the Gram matrix of a call's input
+patches without unfolding them.
+
+A convolution computes ``z_t = W a_t`` at output positions t, ``a_t`` the input patch of t
+(C channels x k kernel offsets). Ghost clipping (Li et al. 2022) needs the patch Gram matrix
+``(A A^T)[t, t'] = sum_{c, k} x[c, u_t + k] x[c, u_t' + k]`` (u_t: the patch's corner in the
+padded input). Grouping the sum by kernel offset,
+
+    (A A^T)[t, t'] = sum_k M[u_t + k, u_t' + k],   M[u, v] = sum_c x[c, u] x[c, v],
+
+so one Gram matrix ``M`` of the input's positions (channels summed, C (HW)^2 multiply-adds
+per example) and a sum of k shifted blocks of it replace the unfolded patches (a copy of
+T C k numbers) and their Gram matrix (T^2 C k multiply-adds): k times fewer operations for a
+stride-1 convolution, and no copy. Padding positions are zero, so their terms are left out.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def as_2d(m: nn.Module, x: torch.Tensor):
+    """The padded input as an image, and kernel, stride, dilation and padding per axis (a
+    Conv1d call is a 1 x L image)."""
+    x, pad = padded(m, x)
+    if isinstance(m, nn.Conv1d):
+        return x.unsqueeze(-2), (1, *m.kernel_size), (1, *m.stride), (1, *m.dilation), (0, *pad)
+    return x, tuple(m.kernel_size), tuple(m.stride), tuple(m.dilation), pad
+
+
+def _span(n_in: int, n_out: int, offset: int, stride: int) -> tuple[slice, slice] | None:
+    """Output positions o (a slice) whose input index ``o * stride + offset`` lies in
+    [0, n_in), and those input indices (a slice); None when there are none."""
+    lo, hi = max(0, -(offset // stride)), min(n_out, (n_in - 1 - offset) // stride + 1)
+    if hi <= lo:
+        return None
+    first = lo * stride + offset
+    return slice(lo, hi), slice(first, first + (hi - lo - 1) * stride + 1, stride)
+
+
+def patch_gram(m: nn.Module, x1: torch.Tensor, x2: torch.Tensor) -> torch.Tensor:
+    """``A1 A2^T`` [b, T, T] of the unfolded input patches of two calls of convolution ``m``
+    (module docstring), inputs ``x1``, ``x2`` of one shape, without unfolding them."""
+    x1, (k0, k1), (s0, s1), (d0, d1), (p0, p1) = as_2d(m, x1)
+    x2 = as_2d(m, x2)[0]
+    b, _, h, w = x1.shape
+    ho, wo = (h + 2 * p0 - d0 * (k0 - 1) - 1) // s0 + 1, (w + 2 * p1 - d1 * (k1 - 1) - 1) // s1 + 1
+    f1, f2 = x1.flatten(2), x2.flatten(2)  # [b, C, HW] (a view for contiguous and channels-last inputs)
+    gram = torch.bmm(f1.transpose(1, 2), f2).view(b, h, w, h, w)
+    out = gram.new_zeros(b, ho, wo, ho, wo)
+    for i in range(k0):
+        rows = _span(h, ho, i * d0 - p0, s0)
+        for j in range(k1):
+            cols = _span(w, wo, j * d1 - p1, s1)
+            if rows is not None and cols is not None:
+                (oi, ii), (oj, ij) = rows, cols
+                out[:, oi, oj, oi, oj] += gram[:, ii, ij, ii, ij]
+    return out.view(b, ho * wo, ho * wo)
+
+
+def conv_weight_grad(m: nn.Module, x: torch.Tensor, gy: torch.Tensor, per_example: bool) -> torch.Tensor:
+    """The weight gradient of a convolution call by the convolution's own backward kernel:
+    summed over the batch, or per example ([B * d, C, *k]: the batch as B groups of one)."""
+    x, pad = padded(m, x)
+    b, shape = len(x), m.weight.shape
+    if per_example:
+        x, gy, shape = x.reshape(1, -1, *x.shape[2:]), gy.reshape(1, -1, *gy.shape[2:]), (b * shape[0], *shape[1:])
+    nd = len(m.kernel_size)
+    return torch.ops.aten.convolution_backward(
+        gy, x, x.new_empty(shape), None, list(m.stride), list(pad), list(m.dilation), False, [0] * nd,
+        b if per_example else 1, [False, True, False])[1]
+
+
+def padded(m: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...]]:
+    """The input and the symmetric padding per spatial axis that reproduce the convolution's;
+    ``padding="same"`` pads explicitly (its odd remainder goes to the right, as torch does)."""
+    nd = len(m.kernel_size)
+    if not isinstance(m.padding, str):
+        return x, tuple(m.padding)
+    if m.padding == "valid":
+        return x, (0,) * nd
+    pads = []
+    for d, k in reversed(list(zip(m.dilation, m.kernel_size))):
+        total = d * (k - 1)
+        pads += [total // 2, total - total // 2]
+    return F.pad(x, pads), (0,) * nd
