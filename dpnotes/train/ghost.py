@@ -35,6 +35,12 @@ from dpnotes.train.ghost_layers import RECORDS, check_supported
 _CHECK_RTOL = 1e-3  # float32 sums of a batch; a parameter used outside its layer is off by O(1)
 
 
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """``a`` is a view of all of ``b`` (the same numbers in the same place)."""
+    return (a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride()
+            and a.dtype == b.dtype)
+
+
 class FactoredGrads:
     """A batch's per-example gradients as layer factors (``records``: one per layer).
 
@@ -90,14 +96,16 @@ class FactoredGrads:
 class GhostGrads:
     """``grad_backend="ghost"``: ``(params, inputs, targets) -> (FactoredGrads, losses, outputs)``.
 
-    ``params`` may differ from the model's own (DPlis' draws): the forward pass is a
-    ``functional_call``. Every module owning a trainable parameter must have a ghost rule
+    ``params`` may differ from the model's own (DPlis' draws): the forward pass is then a
+    ``functional_call`` (a plain call of the model when they are its own parameters). Every
+    module owning a trainable parameter must have a ghost rule
     (:data:`dpnotes.train.ghost_layers.RECORDS`), else ``ValueError`` names it.
     """
 
     def __init__(self, model: nn.Module, loss_fn: Callable):
         self.model, self.loss_fn = model, loss_fn
-        self.order = [k for k, p in model.named_parameters() if p.requires_grad]
+        self.own = {k: p for k, p in model.named_parameters() if p.requires_grad}
+        self.order = list(self.own)
         self.layers: dict[nn.Module, dict[str, str]] = {}
         seen: set[int] = set()
         for prefix, module in model.named_modules():
@@ -121,10 +129,11 @@ class GhostGrads:
     def __call__(self, params: dict, inputs: tuple[torch.Tensor, ...], targets: torch.Tensor):
         if set(params) != set(self.order):
             raise ValueError("params must hold exactly the model's trainable parameters")
-        live = {k: v.detach().requires_grad_(True) for k, v in params.items()}
+        direct = all(_same(v, self.own[k]) for k, v in params.items())
+        live = self.own if direct else {k: v.detach().requires_grad_(True) for k, v in params.items()}
         self._calls = calls = []
-        try:
-            outputs = functional_call(self.model, live, tuple(inputs))
+        try:  # the model's own parameters: a plain call, without functional_call's swaps
+            outputs = self.model(*inputs) if direct else functional_call(self.model, live, tuple(inputs))
         finally:
             self._calls = None
         losses = self.loss_fn(outputs, targets)
