@@ -3,6 +3,7 @@
 
 import pytest
 import torch
+import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
@@ -11,6 +12,7 @@ from dpnotes import models
 from dpnotes.methods import dplis
 from dpnotes.train import TrainConfig, build_context, private_step
 from dpnotes.train.ghost import FactoredGrads, GhostGrads
+from dpnotes.train.ghost_conv import as_2d, patch_gram
 from dpnotes.train.ghost_layers import OuterRecord
 from dpnotes.train.grads import (
     FuncGrads,
@@ -125,12 +127,16 @@ def test_paper_variants_cover_every_private_paper_config(paper):
     assert private <= tested, f"{paper}: untested variants {sorted(private - tested)}"
 
 
-def test_k_draw_sums_and_dpis_rescaling_match_func():
+@pytest.mark.parametrize("name, force", [("tf-mnist-cnn", None), ("tf-mnist-cnn", True), ("scatternet-cnn", None)])
+def test_k_draw_sums_and_dpis_rescaling_match_func(name, force, monkeypatch):
     """DPlis: the per-example gradient summed over K parameter draws (clipped after the sum);
-    DPIS: each example's gradient rescaled by its own factor before clipping."""
+    DPIS: each example's gradient rescaled by its own factor before clipping. The convolutions'
+    Gram matrices then have blocks between draws (``force``: Gram matrices whatever the cost)."""
+    if force is not None:
+        monkeypatch.setattr(OuterRecord, "ghost", lambda self: force)
     torch.manual_seed(3)
-    x, y = models.example_batch("tf-mnist-cnn", 5, generator=torch.Generator().manual_seed(3))
-    model, x = _double(models.create("tf-mnist-cnn"), x)
+    x, y = models.example_batch(name, 5, generator=torch.Generator().manual_seed(3))
+    model, x = _double(models.create(name), x)
     base = trainable(model)
     draws = [{k: v + 0.05 * torch.randn_like(v) for k, v in base.items()} for _ in range(3)]
     func, ghost = FuncGrads(model, CE), GhostGrads(model, CE)
@@ -185,15 +191,16 @@ def test_training_steps_match_func():
 class Layers(nn.Module):
     """One layer of each ghost rule, called as drawn."""
 
-    def __init__(self, kind, cin, cout, k, stride, pad, seq):
+    def __init__(self, kind, cin, cout, k, stride, pad, seq, dil=1):
         super().__init__()
         self.kind = kind
+        conv = dict(stride=stride, padding=pad, dilation=dil)
         if kind == "linear":
             self.layer, self.norm = nn.Linear(cin, cout), nn.LayerNorm(cout)
         elif kind == "conv1d":
-            self.layer, self.norm = nn.Conv1d(cin, cout, k, stride=stride, padding=pad), nn.GroupNorm(1, cout)
+            self.layer, self.norm = nn.Conv1d(cin, cout, k, **conv), nn.GroupNorm(1, cout)
         elif kind == "conv2d":
-            self.layer, self.norm = nn.Conv2d(cin, cout, k, stride=stride, padding=pad), nn.GroupNorm(1, cout)
+            self.layer, self.norm = nn.Conv2d(cin, cout, k, **conv), nn.GroupNorm(1, cout)
         else:
             self.layer, self.norm = nn.Embedding(7, cout, padding_idx=0), nn.LayerNorm(cout)
         self.head = nn.LazyLinear(3)
@@ -218,13 +225,13 @@ def _inputs(kind, b, cin, seq, g):
 @given(kind=st.sampled_from(["linear", "conv1d", "conv2d", "embedding"]), b=st.integers(1, 4),
        cin=st.integers(1, 5), cout=st.integers(1, 5), k=st.integers(1, 3), stride=st.integers(1, 2),
        pad=st.sampled_from([0, 1, "same"]), seq=st.integers(0, 4), seed=st.integers(0, 100),
-       force=st.sampled_from([None, True, False]))
-def test_random_layer_shapes_match_func(kind, b, cin, cout, k, stride, pad, seq, seed, force):
+       force=st.sampled_from([None, True, False]), dil=st.integers(1, 2))
+def test_random_layer_shapes_match_func(kind, b, cin, cout, k, stride, pad, seq, seed, force, dil):
     if pad == "same":
         stride = 1  # torch refuses padding="same" with stride > 1
     g = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
-    model = Layers(kind, cin, cout, k, stride, pad, seq)
+    model = Layers(kind, cin, cout, k, stride, pad, seq, dil)
     x = _inputs(kind, b, cin, seq, g)
     model(x)  # materialise the lazy head
     model, x = _double(model, x)
@@ -236,6 +243,44 @@ def test_random_layer_shapes_match_func(kind, b, cin, cout, k, stride, pad, seq,
         _compare(model, (x,), y)
     finally:
         OuterRecord.ghost = original
+
+
+@settings(max_examples=40, deadline=None)
+@given(conv1d=st.booleans(), b=st.integers(1, 3), c=st.integers(1, 4), h=st.integers(1, 6), w=st.integers(1, 6),
+       k=st.integers(1, 3), stride=st.integers(1, 3), pad=st.sampled_from([0, 1, 2, "same"]), dil=st.integers(1, 2),
+       channels_last=st.booleans())
+def test_patch_gram_is_the_gram_matrix_of_the_unfolded_patches(conv1d, b, c, h, w, k, stride, pad, dil,
+                                                                channels_last):
+    """ghost_conv.patch_gram (input-position Gram matrix, shifted blocks summed) = A1 A2^T of
+    F.unfold's patches, for two different inputs, any stride, padding, dilation and layout."""
+    if pad == "same":
+        stride = 1
+    g = torch.Generator().manual_seed(b * 100 + h * 10 + w)
+    if conv1d:
+        m, shape = nn.Conv1d(c, 2, k, stride=stride, padding=pad, dilation=dil), (b, c, w)
+    else:
+        m, shape = nn.Conv2d(c, 2, k, stride=stride, padding=pad, dilation=dil), (b, c, h, w)
+    x1, x2 = (torch.randn(*shape, generator=g, dtype=torch.float64) for _ in range(2))
+    try:
+        m.double()(x1)
+    except RuntimeError:  # kernel larger than the padded input
+        return
+    if channels_last and not conv1d:
+        x1 = x1.contiguous(memory_format=torch.channels_last)
+    (p1, k2, s2, d2, pad2), p2 = as_2d(m, x1), as_2d(m, x2)[0]
+    a1, a2 = (F.unfold(p, k2, dilation=d2, padding=pad2, stride=s2).transpose(1, 2) for p in (p1, p2))
+    got = patch_gram(m, x1, x2)
+    assert got.shape == (b, a1.shape[1], a1.shape[1])
+    assert torch.allclose(got, a1 @ a2.transpose(1, 2), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["scatternet-cnn", "scatternet-cifar-cnn", "tf-mnist-cnn"])
+def test_channels_last_convnets_match_func(name):
+    """Convolutions as the loop runs them (channels-last weights and activations)."""
+    torch.manual_seed(5)
+    x, y = models.example_batch(name, 3, generator=torch.Generator().manual_seed(5))
+    model, x = _double(models.create(name), x)
+    _compare(model.to(memory_format=torch.channels_last), (x.contiguous(memory_format=torch.channels_last),), y)
 
 
 def test_recurrent_calls_and_unused_layers():
