@@ -127,6 +127,8 @@ def _opacus_step(name: str, x, y, device: torch.device, ghost: bool, channels_la
         optimizer.zero_grad(set_to_none=True)
         criterion(gsm(x), y).backward()
         optimizer.step()
+        optimizer.zero_grad(set_to_none=True)  # drops the per-example gradients held between steps
+
 
     return step
 
