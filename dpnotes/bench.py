@@ -129,7 +129,6 @@ def _opacus_step(name: str, x, y, device: torch.device, ghost: bool, channels_la
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)  # drops the per-example gradients held between steps
 
-
     return step
 
 
