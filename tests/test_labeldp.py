@@ -101,11 +101,13 @@ def test_configs_resolve_to_valid_unique_specs(profile):
         assert c["paper"] == "labeldp" and c["profile"] == profile and c["method"] == "labeldp"
     stages = sorted(c["method_config"].get("stages", 1) for c in configs)
     if profile == "paper":  # the recipe selection; Table 4: LP-1ST at 5 eps, LP-2ST at 4, on 2 data sets;
-        # 4 more stage-1 fractions and LP-3ST at eps 1, 2 on each; 2 more seeds of Table 4 at eps 1-4
+        # 4 more stage-1 fractions and LP-3ST at eps 1, 2 on each; 2 more seeds (x 2 data sets) of Table 4's
+        # LP-1ST at eps 1-4 and inf and its LP-2ST at eps 1-4
         selection, splits, lp3, movielens, mixup = 2 * 2 * 7, 2 * 4, 2 * 2, 4 + 3, 2 * 2
-        extra_seeds = 2 * 2 * len(labeldp.EXTRA_SEEDS_AT)
-        assert len(configs) == selection + 2 * 9 + splits + lp3 + movielens + mixup + extra_seeds * 2
-        assert stages.count(2) == 2 * 4 + splits + 3 + mixup + extra_seeds and stages.count(3) == lp3
+        assert labeldp.EXTRA_SEEDS_AT == (1.0, 2.0, 3.0, 4.0, math.inf)
+        extra_lp1, extra_lp2 = 2 * 2 * 5, 2 * 2 * 4
+        assert len(configs) == selection + 2 * 9 + splits + lp3 + movielens + mixup + extra_lp1 + extra_lp2
+        assert stages.count(2) == 2 * 4 + splits + 3 + mixup + extra_lp2 and stages.count(3) == lp3
     else:
         assert stages == [1, 2]
 
