@@ -62,6 +62,7 @@ from .runs import (
     EXTRA_SEEDS,
     FIGURE3_R,
     FIGURE3_ROWS,
+    GHOST_FROM_SEED,
     LONG_COLUMNS,
     ROWS,
     SCALE,
@@ -93,6 +94,7 @@ from .settings import CONVERSION, DATA_VERSION, DELTA, ORDERS, PAPER, TF_TUTORIA
 from .training import CIFAR10_MEAN, CIFAR10_STD, execute, landscape_of, load
 
 __all__ = [
+    'GHOST_FROM_SEED',
     '_acc_at', '_config', '_tag', 'ARMS', 'CIFAR10_MEAN', 'CIFAR10_STD', 'column_epoch', 'column_match',
     'ColumnMatch', 'COMBINE', 'configs', 'CONVERSION', 'DATA_VERSION', 'dataset_counts', 'DELTA', 'epoch_table',
     'eps_columns', 'epsilon', 'epsilon_tf_tutorial', 'execute', 'experiment', 'EXTRA_SEEDS', 'FIGURE3_R',
