@@ -106,8 +106,10 @@ def test_configs_resolve_to_valid_unique_specs(profile):
         selection, splits, lp3, movielens, mixup = 2 * 2 * 7, 2 * 4, 2 * 2, 4 + 3, 2 * 2
         assert labeldp.EXTRA_SEEDS_AT == (1.0, 2.0, 3.0, 4.0, math.inf)
         extra_lp1, extra_lp2 = 2 * 2 * 5, 2 * 2 * 4
-        assert len(configs) == selection + 2 * 9 + splits + lp3 + movielens + mixup + extra_lp1 + extra_lp2
-        assert stages.count(2) == 2 * 4 + splits + 3 + mixup + extra_lp2 and stages.count(3) == lp3
+        extra_lp3 = 2 * lp3  # seeds 1 and 2 of LP-3ST (Sec. 5.1's gain is paired by seed with LP-2ST)
+        assert len(configs) == (selection + 2 * 9 + splits + lp3 + movielens + mixup + extra_lp1 + extra_lp2
+                                + extra_lp3)
+        assert stages.count(2) == 2 * 4 + splits + 3 + mixup + extra_lp2 and stages.count(3) == lp3 + extra_lp3
     else:
         assert stages == [1, 2]
 

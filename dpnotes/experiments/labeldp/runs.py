@@ -234,7 +234,8 @@ def configs(profile: str) -> list[dict]:
     small CNN (LP-1ST at eps 1, 2, 3, 4, inf; LP-2ST at 1, 2, 3, 4; 40 epochs a stage), seed 0,
     App. E's stage-1 fractions at eps 2 and Sec. 5.1's LP-3ST at eps 1 and 2 (seed 0), Table 3's
     LP rows on MovieLens-100k (the substitute for MovieLens-1M, seed 0), then seeds 1 and 2 of
-    Table 4 at every eps; MNIST first; last, Table 1's CIFAR-10 runs (:func:`cifar10_configs`)."""
+    Table 4 at every eps, then of Sec. 5.1's LP-3ST (paired with LP-2ST's); MNIST first; last,
+    Table 1's CIFAR-10 runs (:func:`cifar10_configs`)."""
     validate.choice("profile", profile, PROFILES)
     if profile in ("smoke", "quick"):
         return [_config(profile, "mnist", SMOKE_EPSILON, stages) for stages in (1, 2)]
@@ -256,6 +257,7 @@ def configs(profile: str) -> list[dict]:
             for eps in EXTRA_SEEDS_AT:
                 out += [_config(profile, dataset, eps, stages, seed)
                         for stages in ((1, 2) if math.isfinite(eps) else (1,))]
+    out += [_config(profile, d, eps, 3, seed) for seed in (1, 2) for d in DATASETS for eps in LP3ST_EPSILONS]
     return out + cifar10_configs()
 
 
