@@ -151,7 +151,8 @@ def test_table10_spread_is_over_the_five_seeds_and_sec5_5_compares_it():
                         ("range_min", min(pct)), ("range_max", max(pct))):
         m = got[f"dplis.table10.mnist_mlp.eps5_01.no.{stat}"]
         assert (m.kind, m.seeds, len(m.record_ids)) == ("training", 5, 5) and m.values == pytest.approx((value,))
-    assert f"the sample SD (ddof 1) is {statistics.stdev(pct):.3f}" in got["dplis.table10.mnist_mlp.eps5_01.no.std"].detail
+    sd = got["dplis.table10.mnist_mlp.eps5_01.no.std"].detail
+    assert f"the sample SD (ddof 1) is {statistics.stdev(pct):.3f}" in sd
     assert got["dplis.table10.cifar10_cnn.eps10_00.r30.range_width"].values == pytest.approx((0.8,))
     s = got["dplis.sec5_5.smoothing_reduces_spread"]
     assert s.values == (True,) and s.seeds == 5 and len(s.record_ids) == 30

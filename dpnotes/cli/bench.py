@@ -58,8 +58,8 @@ def run(args) -> int:
     print(json.dumps({"results": results}, indent=2) if args.json else format_table(results))
     skipped = [name for name in names if batch == "paper" and paper_batch_size(name) is None]
     if skipped:  # said, not silent: their papers print no batch size (any device), so no row
-        print(f"no row for {', '.join(skipped)}: their papers print no DP-SGD batch size for them (give --batch-size N)",
-              file=sys.stderr)
+        print(f"no row for {', '.join(skipped)}: their papers print no DP-SGD batch size for them "
+              "(give --batch-size N)", file=sys.stderr)
     return 0
 
 
