@@ -199,3 +199,31 @@ def test_a_statistic_needs_several_runs():
         measurement.statistic("x", 0.1, ["a"], "one run")
     with pytest.raises(ValueError, match="must align"):
         measurement.Measurement("x", "training", (0.1,), ("a", "b"))
+
+
+def _figure3(acc_of_r) -> list[dict]:
+    """Seed 0 of every Figure 3 point (R = 10 and Table 2's R_best from Table 2's long runs), the same
+    accuracy ``acc_of_r(row, r)`` at every column's epoch."""
+    out = []
+    for row in X.FIGURE3_ROWS:
+        radii = X.long_radii(row)
+        for r in X.FIGURE3_R:
+            exp = (f"table2.{row}.{radii[r]}.{X._tag(r)}" if r in radii else f"figure3.{row}.eps10_00.{X._tag(r)}")
+            cols = {X.column_epoch(X.ROWS[row].dataset, c): acc_of_r(row, r) for c in X.TABLE2_COLUMNS}
+            out.append(for_config(X, exp, 0, epochs=_epochs(cols)))
+    return out
+
+
+def test_figure3_unimodality_over_the_r_grid():
+    peaked = {5.0: 0.90, 10.0: 0.92, 20.0: 0.93, 30.0: 0.94, 40.0: 0.93, 60.0: 0.91}
+    records = _figure3(lambda row, r: peaked[r])
+    assert len({r["id"] for r in records}) == len(X.FIGURE3_ROWS) * len(X.FIGURE3_R)
+    m = _got(records)["dplis.sec5_3.unimodal_in_r"]
+    assert m.values == (True,) and m.seeds == 1 and "16 of 16 curves unimodal" in m.detail
+    assert "Reddit" in m.substitute
+    assert judge(claims.get("dplis.sec5_3.unimodal_in_r"), m).verdict == "inconclusive"  # one seed
+    dip = {**peaked, 20.0: 0.89}  # a second peak on one row: not unimodal there
+    m = _got(_figure3(lambda row, r: (dip if row == "cifar10_cnn" else peaked)[r]))["dplis.sec5_3.unimodal_in_r"]
+    assert m.values == (False,) and "12 of 16 curves unimodal" in m.detail and "(not unimodal)" in m.detail
+    assert "dplis.sec5_3.unimodal_in_r" not in _got(records[1:])  # a point missing: its not-run reason stands
+    assert X.NOT_RUN["dplis.sec5_3.unimodal_in_r"].startswith("needs the paper profile: ")
