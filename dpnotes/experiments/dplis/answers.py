@@ -76,12 +76,11 @@ def _cell_run(row: str, arm: str, column: str) -> tuple[str, int]:
 
 
 def _reached(cid: str, records: list[dict], epoch: int) -> tuple[list[dict], str | None, Measurement | None]:
-    """The records that reached ``epoch``, a note naming those that stopped earlier (None: none
+    """The records that reached ``epoch``, a note naming those that stopped earlier (None if none
     did), and, if no record reached it, the ``missing`` measurement that says so (never a number)."""
     short = [r for r in records if _acc_at(r, epoch) is None]
     done = [r for r in records if _acc_at(r, epoch) is not None]
-    note = (f"record(s) {', '.join(Record.of(r).id for r in short)} stopped before epoch {epoch} (left out)"
-            if short else None)
+    note = f"record(s) {', '.join(Record.of(r).id for r in short)} stopped before epoch {epoch}" if short else None
     return done, note, (None if done else measurement.missing(cid, f"no record reached epoch {epoch}, the column's "
                                                                   f"epoch: {note}"))
 
@@ -109,7 +108,8 @@ def _cell_claims(paper: dict, quick: dict, column: str) -> list[Measurement]:
             done, short, gone = _reached(cid, runs[arm], epoch)
             if runs[arm]:
                 out.append(gone or measurement.training(cid, [_acc_at(r, epoch) for r in done],
-                                                        [Record.of(r).id for r in done], _join(shared[arm], short)))
+                                                        [Record.of(r).id for r in done],
+                                                        _join(shared[arm], short and f"{short} (left out)")))
             elif qruns.get(arm):
                 quick_run = Record.of(qruns[arm][0])
                 acc = quick_run.accuracy()
@@ -138,7 +138,8 @@ def _cell_claims(paper: dict, quick: dict, column: str) -> list[Measurement]:
                                         {s: _acc_at(plain[s], epoch) for s in seeds},
                                         {s: Record.of(smoothed[s]).id for s in seeds},
                                         _join("difference to the No-smoothing run(s) " +
-                                              ", ".join(Record.of(plain[s]).id for s in seeds), shared[arm], short)))
+                                              ", ".join(Record.of(plain[s]).id for s in seeds), shared[arm],
+                                              short and f"{short} (left out)")))
     return out
 
 
