@@ -54,11 +54,6 @@ def _total(parts):
     return out
 
 
-def _same_view(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Whether ``a`` and ``b`` view the same memory the same way (both alive: the same values)."""
-    return a.data_ptr() == b.data_ptr() and a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride()
-
-
 class Record:
     """Per-example gradients of one module's trainable parameters ``names`` (local name ->
     full name) over the calls seen; ``calls`` holds each call's ``(input, output_grad)``."""
@@ -71,13 +66,13 @@ class Record:
         return len(self.calls[0][1])
 
     def merged(self, other: "Record") -> "Record":
-        """The gradients of both records summed. A call reading the very same input as one already
-        held (the first layer at each of DPlis' draws) adds its output gradient to that call's:
-        every rule is linear in the output gradient for a given input, so the gradient is the same,
-        and the factors of K draws of a first layer cost what one draw's do."""
+        """Both records' gradients summed; a call reading the very input of a held call (a first layer
+        at DPlis' draws) adds its output gradient to that call's (every rule is linear in it)."""
         calls = list(self.calls)
         for x, gy in other.calls:
-            i = next((i for i, (x0, g0) in enumerate(calls) if _same_view(x0, x) and g0.shape == gy.shape), None)
+            key = (x.data_ptr(), x.dtype, x.shape, x.stride(), gy.shape)  # both alive: the same values
+            i = next((i for i, (x0, g0) in enumerate(calls)
+                      if (x0.data_ptr(), x0.dtype, x0.shape, x0.stride(), g0.shape) == key), None)
             if i is None:
                 calls.append((x, gy))
             else:
@@ -113,9 +108,15 @@ class OuterRecord(Record):
         return t * (p + d) + 8 * p < 2 * p * d
 
     def _factors(self, sl: slice) -> tuple[torch.Tensor, torch.Tensor]:
-        """``A`` [b, T, p] and ``Gr`` [b, T, d] of examples ``sl``, all calls concatenated."""
+        """``A`` [b, T, p] and ``Gr`` [b, T, d] of examples ``sl``, all calls concatenated (kept when
+        one chunk holds the batch)."""
+        if self._cache.get("factors", (None,))[0] == (sl.start, sl.stop):
+            return self._cache["factors"][1]
         pairs = [factors(self.module, x[sl], gy[sl]) for x, gy in self.calls]
-        return _cat([a for a, _ in pairs], 1), _cat([g for _, g in pairs], 1)
+        out = _cat([a for a, _ in pairs], 1), _cat([g for _, g in pairs], 1)
+        if sl.start == 0 and sl.stop == self.batch() and len(pairs) > 1:
+            self._cache["factors"] = (sl.start, sl.stop), out
+        return out
 
     def _chunks(self):
         p, d, t = self._dims()
