@@ -178,7 +178,7 @@ class OuterRecord(Record):
     def weighted_sum(self, factors: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         out = {}
         if "weight" in self.names:
-            f, shape = factors["weight"], self.module.weight.shape
+            f = factors["weight"]
             if "weight" in self._cache:
                 w = self._cache["weight"]
                 out["weight"] = self._weight_shaped((f.to(w) @ w.flatten(1)).view(w.shape[1:]))
