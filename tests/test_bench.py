@@ -97,3 +97,15 @@ def test_bench_cli_json(capsys):
 def test_bench_cli_invalid(argv, match, capsys):
     assert main(["bench", *argv]) == 2
     assert match in capsys.readouterr().err
+
+
+def test_bench_cli_names_the_models_it_gives_no_paper_batch_row(capsys):
+    assert main(["bench", "--json", "--models", "neumf", "gdp-adult", "dpis-imdb-bilstm", "--batch-size", "paper",
+                 "--steps", "1", "--threads", "1", "--methods", "nonprivate"]) == 0
+    captured = capsys.readouterr()
+    assert [(r["model"], r["batch_size"]) for r in json.loads(captured.out)["results"]] == [
+        ("gdp-adult", paper_batch_size("gdp-adult"))]
+    assert "no row for neumf, dpis-imdb-bilstm: their papers print no DP-SGD batch size" in captured.err
+    assert main(["bench", "--models", "gdp-adult", "--batch-size", "4", "--steps", "1", "--threads", "1",
+                 "--methods", "nonprivate"]) == 0
+    assert capsys.readouterr().err == ""  # an integer batch skips nothing

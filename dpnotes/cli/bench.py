@@ -4,6 +4,7 @@ non-private step."""
 from __future__ import annotations
 
 import json
+import sys
 import warnings
 
 # The defaults live here, not in dpnotes.bench, so that `dpnotes --help` does not import torch.
@@ -38,7 +39,7 @@ def register(subparsers) -> None:
 
 
 def run(args) -> int:
-    from dpnotes.bench import bench, format_table
+    from dpnotes.bench import bench, format_table, paper_batch_size
 
     # opacus's hooks warn on every forward whose input does not require grad: benign here.
     warnings.filterwarnings("ignore", message="Full backward hook is firing", category=UserWarning)
@@ -55,6 +56,10 @@ def run(args) -> int:
     results = bench(names, batch_size=batch, steps=args.steps, device=args.device, methods=args.methods,
                     dplis_k=args.dplis_k)
     print(json.dumps({"results": results}, indent=2) if args.json else format_table(results))
+    skipped = [name for name in names if batch == "paper" and paper_batch_size(name) is None]
+    if skipped:  # said, not silent: their papers print no batch size (any device), so no row
+        print(f"no row for {', '.join(skipped)}: their papers print no DP-SGD batch size for them "
+              "(give --batch-size N)", file=sys.stderr)
     return 0
 
 

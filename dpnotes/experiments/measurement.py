@@ -14,7 +14,8 @@ Kinds:
 ``exact``       one computed value (``values == (value,)``), judged to the paper's
                 printed digits; ``basis`` says how it was computed.
 ``training``    one value per run record (``values``, ``record_ids`` aligned), e.g. an
-                accuracy per seed. ``None`` is a fact about a run: it never produced the
+                accuracy per seed; or one statistic of several runs (:func:`statistic`: one
+                value, ``seeds`` the number of ``record_ids``). ``None`` is a fact about a run: it never produced the
                 value (never reached 97%, spent eps 4 within its first epoch); ``detail``
                 then says so in words.
 ``gain``        a claimed difference between two methods (a table's printed improvement over a
@@ -66,7 +67,8 @@ class Measurement:
     def __post_init__(self):
         if self.kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, got {self.kind!r}")
-        if self.kind == "training" and len(self.values) != len(self.record_ids):
+        if self.kind == "training" and len(self.values) != len(self.record_ids) and not (
+                len(self.values) == 1 and self.seeds == len(self.record_ids)):
             raise ValueError(f"{self.claim_id}: training values and record_ids must align, got "
                              f"{len(self.values)} values and {len(self.record_ids)} record ids")
         if self.kind == "exact" and len(self.values) != 1:
@@ -93,6 +95,16 @@ def training(claim_id: str, values, record_ids, detail: str | None = None, subst
              ) -> Measurement:
     """One value per run record (``None``: the run never produced it; ``detail`` says why)."""
     return Measurement(claim_id, "training", tuple(values), tuple(record_ids), detail, substitute=substitute)
+
+
+def statistic(claim_id: str, value: float, record_ids, detail: str) -> Measurement:
+    """One statistic of several runs' values (e.g. the standard deviation or range of their
+    accuracies): a ``training`` measurement of one value whose ``seeds`` are the runs behind it
+    (``record_ids``); judged as one value, never as a mean over seeds."""
+    record_ids = tuple(record_ids)
+    if len(record_ids) < 2:
+        raise ValueError(f"{claim_id}: a statistic of runs needs at least 2 records, got {len(record_ids)}")
+    return Measurement(claim_id, "training", (float(value),), record_ids, detail, seeds=len(record_ids))
 
 
 def paired_differences(arm: dict, base: dict, claim_id: str) -> list[int]:

@@ -94,6 +94,7 @@ class DPlis(Plugin):
         self.std = 0.0
         self.generator: torch.Generator | None = None
         self._restored: torch.Tensor | None = None
+        self._buffers: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
 
     def on_train_start(self, ctx) -> None:
         self.std = smoothing_std(ctx.config, self.config.R)
@@ -112,15 +113,30 @@ class DPlis(Plugin):
             return (scale_examples(grads, K) if self.config.combine == "sum" else grads, losses, outputs)
         total = None
         for _ in range(K):  # one draw of all parameters per j, shared by the batch
-            shifted = {k: v + self.std * torch.randn(v.shape, generator=self.generator, dtype=v.dtype,
-                                                     device=v.device)
-                       for k, v in params.items()}
-            grads, losses, outputs = grad_fn(shifted, inputs, targets)
+            grads, losses, outputs = grad_fn(self._draw(params), inputs, targets)
             total = grads if total is None else add_examples(total, grads)
         if self.config.combine == "mean":  # dense: divided, as before (bit-identical runs)
             total = {k: g / K for k, g in total.items()} if isinstance(total, dict) \
                 else scale_examples(total, 1.0 / K)
         return total, losses, outputs
+
+    def _draw(self, params: dict) -> dict:
+        """theta + std * nu for one draw, in buffers kept across draws and steps. The values are
+        today's ``v + std * torch.randn(v.shape, generator=...)`` exactly: the noise is drawn into
+        a contiguous buffer (the same kernel and stream as a fresh ``randn``), scaled, then added
+        in the parameter's own memory format (a conv weight's channels-last: a contiguous one
+        sends the convolution and its pooling down torch's slow NCHW CPU path, 3.5x per pool)."""
+        out = {}
+        for k, v in params.items():
+            noise, shifted = self._buffers.get(k, (None, None))
+            if shifted is None or shifted.shape != v.shape or shifted.dtype != v.dtype \
+                    or shifted.device != v.device or shifted.stride() != v.stride():
+                noise = torch.empty(v.shape, dtype=v.dtype, device=v.device)
+                shifted = torch.empty_like(v)
+                self._buffers[k] = noise, shifted
+            torch.randn(v.shape, generator=self.generator, dtype=v.dtype, device=v.device, out=noise)
+            out[k] = torch.add(v, noise.mul_(self.std), out=shifted)
+        return out
 
     def state_dict(self) -> dict:
         return {"generator": self.generator.get_state()}

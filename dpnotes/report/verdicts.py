@@ -137,19 +137,21 @@ def exact(claim: Claim, m: Measurement, sd=None) -> Evidence:
 
 def _single(claim: Claim, m: Measurement, value: float, target: float, margin: float, sd, what: str,
             **kw) -> Evidence:
-    """One seed: not reproduced only when its gap to the paper's value exceeds the margin plus
-    :data:`DECISIVE_SDS` plausible seed SDs; otherwise inconclusive (never reproduced)."""
+    """One seed (or one statistic of ``m.seeds`` runs): not reproduced only when its gap to the
+    paper's value exceeds the margin plus :data:`DECISIVE_SDS` plausible seed SDs; otherwise
+    inconclusive (never reproduced)."""
     gap = abs(value - target)
+    one, seeds = ("one seed", 1) if m.seeds is None else (f"one statistic of {m.seeds} runs", m.seeds)
     if sd is None:
-        return _base(claim, m, "inconclusive", value, f"{what}; one seed and no multi-seed cell of this paper to "
-                     "say how far one seed may fall: cannot decide", seeds=1, margin=margin, **kw)
+        return _base(claim, m, "inconclusive", value, f"{what}; {one} and no multi-seed cell of this paper to "
+                     "say how far one seed may fall: cannot decide", seeds=seeds, margin=margin, **kw)
     s, cells = sd
     limit = margin + DECISIVE_SDS * s
     decided = gap > limit
     return _base(claim, m, "not_reproduced" if decided else "inconclusive", value,
-                 f"{what}; one seed: gap {gap:.3g} {'>' if decided else '<='} margin {margin:g} + {DECISIVE_SDS:g} x "
+                 f"{what}; {one}: gap {gap:.3g} {'>' if decided else '<='} margin {margin:g} + {DECISIVE_SDS:g} x "
                  f"seed SD {s:.3g} (pooled over {cells} multi-seed cell(s) of this paper) = {limit:.3g}",
-                 seeds=1, margin=margin, **kw)
+                 seeds=seeds, margin=margin, **kw)
 
 
 def training(claim: Claim, m: Measurement, sd=None) -> Evidence:

@@ -30,7 +30,7 @@ import torch
 from torch import nn
 from torch.func import functional_call
 
-from dpnotes.train.ghost_layers import RECORDS, check_supported
+from dpnotes.train.ghost_layers import RECORDS
 
 _CHECK_RTOL = 1e-3  # float32 sums of a batch; a parameter used outside its layer is off by O(1)
 
@@ -39,6 +39,22 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     """``a`` is a view of all of ``b`` (the same numbers in the same place)."""
     return (a.data_ptr() == b.data_ptr() and a.shape == b.shape and a.stride() == b.stride()
             and a.dtype == b.dtype)
+
+
+def check_supported(name: str, module: nn.Module) -> None:
+    """``ValueError`` naming the module when the ghost backend cannot handle it."""
+    why = None
+    if type(module) not in RECORDS:
+        why = f"type {type(module).__name__} has no ghost rule (supported: {sorted(t.__name__ for t in RECORDS)})"
+    elif isinstance(module, (nn.Conv1d, nn.Conv2d)) and (module.groups != 1 or module.padding_mode != "zeros"):
+        why = "only groups=1 and padding_mode='zeros' convolutions are supported"
+    elif isinstance(module, nn.Embedding) and (module.max_norm is not None or module.scale_grad_by_freq
+                                                 or module.sparse):
+        why = "Embedding with max_norm, scale_grad_by_freq or sparse is not supported"
+    elif isinstance(module, nn.modules.batchnorm._BatchNorm) and module.training:
+        why = "BatchNorm in training mode mixes the examples of a batch"
+    if why:
+        raise ValueError(f"grad_backend='ghost': module {name!r}: {why}; use grad_backend='func'")
 
 
 class FactoredGrads:

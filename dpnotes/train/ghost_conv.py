@@ -1,9 +1,9 @@
-"""Convolution helpers of the ghost backend (:mod:`dpnotes.train.ghost_layers`): weight
-gradients by the convolution's own backward kernel, and the Gram matrix of a call's input
-patches without unfolding them.
+"""Convolution helpers of the ghost backend (:mod:`dpnotes.train.ghost_layers`): the Gram
+matrix of a call's input patches without unfolding them, and per-example weight gradients.
 
-A convolution computes ``z_t = W a_t`` at output positions t, ``a_t`` the input patch of t
-(C channels x k kernel offsets). Ghost clipping (Li et al. 2022) needs the patch Gram matrix
+A convolution computes ``z_t = W a_t (+ b)`` at output positions t, ``a_t`` the input patch of t
+(C channels x k kernel offsets); its per-example weight gradient is ``G_i = sum_t g_it a_it^T``.
+Ghost clipping (Li et al. 2022) needs the patch Gram matrix
 ``(A A^T)[t, t'] = sum_{c, k} x[c, u_t + k] x[c, u_t' + k]`` (u_t: the patch's corner in the
 padded input). Grouping the sum by kernel offset,
 
@@ -12,10 +12,18 @@ padded input). Grouping the sum by kernel offset,
 so one Gram matrix ``M`` of the input's positions (channels summed, C (HW)^2 multiply-adds
 per example) and a sum of k shifted blocks of it replace the unfolded patches (a copy of
 T C k numbers) and their Gram matrix (T^2 C k multiply-adds): k times fewer operations for a
-stride-1 convolution, and no copy. Padding positions are zero, so their terms are left out.
+stride-1 convolution, and no copy. Padding positions are zero, so their terms are left out
+(:func:`patch_gram`).
+
+``G_i`` itself comes from the convolution's own backward kernel, the batch as B groups of one
+(:func:`conv_weight_grad`), or from channels-last patches and one batched matmul
+(:func:`patch_weight_grads`), the fast way on a CPU for many input channels (used for several
+calls of a layer, DPlis' draws).
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as F
@@ -61,6 +69,19 @@ def patch_gram(m: nn.Module, x1: torch.Tensor, x2: torch.Tensor) -> torch.Tensor
     return out.view(b, ho * wo, ho * wo)
 
 
+def gram_sq_norms(m: nn.Module, calls) -> torch.Tensor:
+    """``||G_i||^2`` [b] of the gradient summed over a convolution's ``calls`` ((input, output
+    gradient) pairs): ``sum_{c, c'} < A_c A_c'^T, Gr_c Gr_c'^T >`` over calls c, c' (the
+    concatenated factors' Gram matrices, block by block; Li et al. 2022)."""
+    gs = [gy.reshape(len(gy), m.out_channels, -1) for _, gy in calls]
+    total = None
+    for i, (x, _) in enumerate(calls):
+        for j in range(i, len(calls)):
+            term = (patch_gram(m, x, calls[j][0]) * torch.bmm(gs[i].transpose(1, 2), gs[j])).sum((1, 2))
+            total = term if total is None else total + (term if i == j else 2 * term)
+    return total
+
+
 def conv_weight_grad(m: nn.Module, x: torch.Tensor, gy: torch.Tensor, per_example: bool) -> torch.Tensor:
     """The weight gradient of a convolution call by the convolution's own backward kernel:
     summed over the batch, or per example ([B * d, C, *k]: the batch as B groups of one)."""
@@ -72,6 +93,41 @@ def conv_weight_grad(m: nn.Module, x: torch.Tensor, gy: torch.Tensor, per_exampl
     return torch.ops.aten.convolution_backward(
         gy, x, x.new_empty(shape), None, list(m.stride), list(pad), list(m.dilation), False, [0] * nd,
         b if per_example else 1, [False, True, False])[1]
+
+
+def patch_weight_grads(m: nn.Module, calls, chunk: int) -> torch.Tensor:
+    """Per-example weight gradients summed over ``calls`` ((input, output gradient) pairs), as
+    [B, d, p] with p ordered (*kernel, C): the weight's channels-last order (see
+    :func:`channels_last_weight`). The patches are a strided view of the channels-last input,
+    copied ``chunk`` elements at a time."""
+    b, nd = len(calls[0][0]), len(m.kernel_size)
+    p = m.in_channels * math.prod(m.kernel_size)
+    t = math.prod(calls[0][1].shape[2:])
+    step = max(1, chunk // (t * p))
+    out = calls[0][0].new_empty(b, m.out_channels, p)
+    for s in range(0, b, step):
+        sl = slice(s, min(s + step, b))
+        total = None
+        for x, gy in calls:
+            x, pad = padded(m, x[sl])
+            if any(pad):
+                x = F.pad(x, [q for n in reversed(pad) for q in (n, n)])
+            xc = x.movedim(1, -1)  # [b, *spatial, C]: a view when x is channels-last
+            st = xc.stride()
+            size = (len(xc), *gy.shape[2:], *m.kernel_size, m.in_channels)
+            strides = (st[0], *(st[1 + i] * m.stride[i] for i in range(nd)),
+                       *(st[1 + i] * m.dilation[i] for i in range(nd)), st[-1])
+            a = xc.as_strided(size, strides).reshape(len(xc), -1, p)
+            g = gy[sl].movedim(1, -1).reshape(len(xc), -1, m.out_channels)
+            total = torch.bmm(g.transpose(1, 2), a) if total is None \
+                else total.baddbmm_(g.transpose(1, 2), a)
+        out[sl] = total
+    return out
+
+
+def channels_last_weight(m: nn.Module, t: torch.Tensor) -> torch.Tensor:
+    """``t`` [..., d, p] in :func:`patch_weight_grads`' order as [..., d, C, *kernel] (a view)."""
+    return t.unflatten(-1, (*m.kernel_size, m.in_channels)).movedim(-1, -len(m.kernel_size) - 1)
 
 
 def padded(m: nn.Module, x: torch.Tensor) -> tuple[torch.Tensor, tuple[int, ...]]:

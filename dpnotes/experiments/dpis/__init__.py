@@ -82,6 +82,7 @@ from .runs import (
     CIFAR_MODEL,
     DECAY_PROBE,
     DECAY_RATE,
+    GHOST_FROM_SEED,
     MODEL,
     MODEL_KWARGS,
     ON_CAPPED,
@@ -118,6 +119,7 @@ from .settings import (
 from .training import _images, execute
 
 __all__ = [
+    'GHOST_FROM_SEED',
     '_config', '_eps_key', '_images', '_n_train', 'ABLATION_A_E', 'ABLATION_C_STAR', 'ablation_cells',
     'ablation_configs', 'ABLATION_EPSILON', 'ABLATION_K', 'ac_release_rdp', 'ACCOUNTANT', 'capped_draws',
     'cifar10_configs', 'CIFAR_EPOCHS', 'CIFAR_EPSILONS', 'CIFAR_MODEL', 'configs', 'DATA_VERSION', 'DATASETS',

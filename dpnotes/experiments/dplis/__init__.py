@@ -5,8 +5,10 @@ Every paper number is read from the claims registry (``dpnotes/claims/dplis.toml
 What it answers without training: the privacy budgets printed as the column headers of
 Tables 2 and 3 (pure accounting) and the dataset counts of Table 4. What it runs (profile
 ``paper``): the four rows of Table 2 and Table 11's tanh CIFAR-10 CNN at the eps = 1.99 column,
-and Table 9 / Figure 6's landscape of the eps = 1.99 models; ``quick`` and ``smoke`` are
-scaled-down versions of the Table 2 runs, never compared with the paper.
+and Table 9 / Figure 6's landscape of the eps = 1.99 models, then the long runs to eps 10.00
+(Tables 2 and 11's other columns, each read after its column's epoch; Table 10's five seeds;
+Figure 3's R sweep), answered once stored; ``quick`` and ``smoke`` are scaled-down versions of
+the Table 2 runs, never compared with the paper.
 
 Accounting as in the paper (Sec. 2.3, 5.1) and the authors' code (REFERENCE.md, "DPlis"):
 Poisson subsampling at q = L/N, N // L steps per epoch, the subsampled Gaussian's RDP at
@@ -62,6 +64,7 @@ from .runs import (
     EXTRA_SEEDS,
     FIGURE3_R,
     FIGURE3_ROWS,
+    GHOST_FROM_SEED,
     LONG_COLUMNS,
     ROWS,
     SCALE,
@@ -93,6 +96,7 @@ from .settings import CONVERSION, DATA_VERSION, DELTA, ORDERS, PAPER, TF_TUTORIA
 from .training import CIFAR10_MEAN, CIFAR10_STD, execute, landscape_of, load
 
 __all__ = [
+    'GHOST_FROM_SEED',
     '_acc_at', '_config', '_tag', 'ARMS', 'CIFAR10_MEAN', 'CIFAR10_STD', 'column_epoch', 'column_match',
     'ColumnMatch', 'COMBINE', 'configs', 'CONVERSION', 'DATA_VERSION', 'dataset_counts', 'DELTA', 'epoch_table',
     'eps_columns', 'epsilon', 'epsilon_tf_tutorial', 'execute', 'experiment', 'EXTRA_SEEDS', 'FIGURE3_R',

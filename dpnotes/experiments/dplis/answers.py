@@ -1,5 +1,5 @@
-"""Our value for each DPlis claim (:func:`measure`): Tables 2-3's cells and gains, Table 4's counts, Table
-9's sharpness and loss slices, from the records.
+"""Our value for each DPlis claim (:func:`measure`): Tables 2-3's eps columns, Tables 2 and 11's cells and
+gains at every column, Table 4's counts, Table 9's sharpness and loss slices, Table 10's spread, from the records.
 """
 
 from __future__ import annotations
@@ -11,9 +11,23 @@ from dpnotes.experiments import measurement
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.record import Record
 
-from .cells import _acc_at, _current, dataset_counts
-from .privacy import _eps_column_claim, column_epoch, eps_columns
-from .runs import ARMS, ROWS, TABLE9_ARMS, TABLE9_ROWS, experiment, radius, run_arm
+from .cells import _acc_at, _current, dataset_counts, figure3_run
+from .privacy import TABLE2_COLUMNS, _eps_column_claim, column_epoch, eps_columns
+from .runs import (
+    ARMS,
+    FIGURE3_R,
+    FIGURE3_ROWS,
+    ROWS,
+    TABLE9_ARMS,
+    TABLE9_ROWS,
+    TABLE10_ROWS,
+    _tag,
+    experiment,
+    long_run,
+    radius,
+    run_arm,
+    table10_radii,
+)
 from .settings import _s
 
 # Table 4: the data sets' counts.
@@ -53,46 +67,79 @@ def _table4_claims() -> list[Measurement]:
     return out
 
 
-def _cell_claims(paper: dict, quick: dict) -> list[Measurement]:
-    """The eps = 1.99 cells of Tables 2 and 11: each arm's accuracy and each smoothed arm's
-    gain over No, paired by seed."""
+def _cell_run(row: str, arm: str, column: str) -> tuple[str, int]:
+    """(experiment, epoch) of the run that answers cell (row, arm, column): the eps-1.99 run, or
+    the long run of that R (:func:`~.runs.long_run`), read after the column's epoch."""
+    if column == "eps1_99":
+        return experiment(row, run_arm(row, arm), column), column_epoch(ROWS[row].dataset, column)
+    return long_run(row, arm, column)
+
+
+def _reached(cid: str, records: list[dict], epoch: int) -> tuple[list[dict], str | None, Measurement | None]:
+    """The records that reached ``epoch``, a note naming those that stopped earlier (None if none
+    did), and, if no record reached it, the ``missing`` measurement that says so (never a number)."""
+    short = [r for r in records if _acc_at(r, epoch) is None]
+    done = [r for r in records if _acc_at(r, epoch) is not None]
+    note = f"record(s) {', '.join(Record.of(r).id for r in short)} stopped before epoch {epoch}" if short else None
+    return done, note, (None if done else measurement.missing(cid, f"no record reached epoch {epoch}, the column's "
+                                                                  f"epoch: {note}"))
+
+
+def _join(*notes: str | None) -> str | None:
+    return "; ".join(n for n in notes if n) or None
+
+
+def _cell_claims(paper: dict, quick: dict, column: str) -> list[Measurement]:
+    """The ``column`` cells of Tables 2 and 11: each arm's accuracy after the column's epoch and
+    each smoothed arm's gain over No, paired by seed. A long column's cell whose run is not stored
+    is left out (its not-run reason, with the cost, stands); so is a gain without both arms."""
     out = []
+    first = column == "eps1_99"
     for row, r_ in ROWS.items():
-        column = "eps1_99"
-        epoch = column_epoch(r_.dataset, column)
-        runs = {arm: paper.get(experiment(row, run_arm(row, arm), column), []) for arm in ARMS}
-        qruns = {arm: quick.get(experiment(row, run_arm(row, arm), column), []) for arm in ARMS}
-        shared = {arm: (f"R_best = R = {radius(row, arm, column):g} at this column: the R = 10 run answers it"
-                        if run_arm(row, arm, column) != arm else None) for arm in ARMS}
+        cells = {arm: _cell_run(row, arm, column) for arm in ARMS}
+        epoch = cells["no"][1]
+        runs = {arm: paper.get(cells[arm][0], []) for arm in ARMS}
+        qruns = {arm: quick.get(experiment(row, run_arm(row, arm), column), []) for arm in ARMS} if first else {}
+        shared = {arm: _join(f"R_best = R = {radius(row, arm, column):g} at this column: the R = 10 run answers it"
+                             if run_arm(row, arm, column) != arm else None,
+                             None if first else f"read after epoch {epoch} of {cells[arm][0]}") for arm in ARMS}
         for arm in ARMS:
             cid = f"dplis.{r_.table}.{row}.{column}.acc_{arm}"
+            done, short, gone = _reached(cid, runs[arm], epoch)
             if runs[arm]:
-                values = [_acc_at(r, epoch) for r in runs[arm]]
-                out.append(measurement.training(cid, values, [Record.of(r).id for r in runs[arm]],
-                                                f"no record reached epoch {epoch}" if None in values else shared[arm]))
-            elif qruns[arm]:
+                out.append(gone or measurement.training(cid, [_acc_at(r, epoch) for r in done],
+                                                        [Record.of(r).id for r in done],
+                                                        _join(shared[arm], short and f"{short} (left out)")))
+            elif qruns.get(arm):
                 quick_run = Record.of(qruns[arm][0])
                 acc = quick_run.accuracy()
                 out.append(measurement.missing(cid, "paper-profile run not run yet (CPU, tens of minutes)",
                                                f"scaled-down quick run: {acc:.1f}% after "
                                                f"{quick_run.metric('steps')} steps (not comparable)"))
-            else:
+            elif first:
                 out.append(measurement.missing(cid, "paper-profile run not run yet (CPU, tens of minutes)"))
             if arm == "no":
                 continue
             gid = f"dplis.{r_.table}.{row}.{column}.gain_{arm}"
             smoothed = {Record.of(r).seed: r for r in runs[arm]}
             plain = {Record.of(r).seed: r for r in runs["no"]}
-            seeds = sorted(set(smoothed) & set(plain))  # paired: the seeds both arms have
+            paired = sorted(set(smoothed) & set(plain))  # paired: the seeds both arms have
+            if not paired:
+                if first:
+                    out.append(measurement.missing(gid, "paper-profile runs (smoothed and No) not run yet"))
+                continue
+            done, short, gone = _reached(gid, [r for s in paired for r in (smoothed[s], plain[s])], epoch)
+            ids = {Record.of(r).id for r in done}
+            seeds = [s for s in paired if {Record.of(smoothed[s]).id, Record.of(plain[s]).id} <= ids]
             if not seeds:
-                out.append(measurement.missing(gid, "paper-profile runs (smoothed and No) not run yet"))
+                out.append(gone or measurement.missing(gid, f"no seed has both arms at epoch {epoch}: {short}"))
                 continue
             out.append(measurement.gain(gid, {s: _acc_at(smoothed[s], epoch) for s in seeds},
                                         {s: _acc_at(plain[s], epoch) for s in seeds},
                                         {s: Record.of(smoothed[s]).id for s in seeds},
-                                        "difference to the No-smoothing run(s) " +
-                                        ", ".join(Record.of(plain[s]).id for s in seeds) +
-                                        (f"; {shared[arm]}" if shared[arm] else "")))
+                                        _join("difference to the No-smoothing run(s) " +
+                                              ", ".join(Record.of(plain[s]).id for s in seeds), shared[arm],
+                                              short and f"{short} (left out)")))
     return out
 
 
@@ -159,12 +206,89 @@ def _table9_claims(paper: dict) -> list[Measurement]:
     return out
 
 
+_T10_STATS = ("std", "range_width", "range_min", "range_max")
+
+
+def _stability_claims(paper: dict) -> list[Measurement]:
+    """Table 10 (Sec. 5.5): the standard deviation and range of the test accuracy over the five
+    runs (seeds 0-4 of the long run to eps 10.00; seed 0 is Table 2's) after eps 5.01 and 10.00's
+    epochs, and Sec. 5.5's sentence on them. A cell whose five runs are not all stored is left out
+    (its not-run reason, with the cost, stands)."""
+    n, out, spread = int(_s("table10.n_runs")), [], {}
+    for row in TABLE10_ROWS:
+        for r in table10_radii(row):
+            exp = f"{ROWS[row].table}.{row}.eps10_00.{_tag(r)}"
+            runs = {Record.of(x).seed: x for x in paper.get(exp, [])}
+            if sorted(runs) != list(range(n)):
+                continue
+            rs = [runs[seed] for seed in range(n)]
+            for column in ("eps5_01", "eps10_00"):
+                epoch, cid = column_epoch(ROWS[row].dataset, column), f"dplis.table10.{row}.{column}.{_tag(r)}"
+                short = _reached(cid, rs, epoch)[1]
+                if short:
+                    out += [measurement.missing(f"{cid}.{stat}", f"Table 10 needs all {n} runs at epoch {epoch}: "
+                                                                 f"{short}") for stat in _T10_STATS]
+                    continue
+                acc = np.array([_acc_at(x, epoch) for x in rs])
+                stats = dict(zip(_T10_STATS, (float(np.std(acc)), float(np.ptp(acc)), float(acc.min()),
+                                              float(acc.max()))))
+                spread[row, column, r] = stats
+                basis = (f"{n} runs (seeds 0-{n - 1}) of {exp} after epoch {epoch}: "
+                         + ", ".join(f"{a:.2f}" for a in acc) + f" % (mean {acc.mean():.2f})")
+                sd = (f"; population SD (ddof 0, numpy's default; the paper does not say which), the sample SD "
+                      f"(ddof 1) is {np.std(acc, ddof=1):.3f}")
+                out += [measurement.statistic(f"{cid}.{stat}", value, [Record.of(x).id for x in rs],
+                                              basis + (sd if stat == "std" else "")) for stat, value in stats.items()]
+    if len(spread) < 2 * sum(len(table10_radii(row)) for row in TABLE10_ROWS):
+        return out
+    cells = [(row, column, r) for row, column, r in spread if r is not None]
+    holds = all(spread[c][s] < spread[c[0], c[1], None][s] for c in cells for s in ("std", "range_width"))
+    out.append(measurement.statement(
+        "dplis.sec5_5.smoothing_reduces_spread", holds,
+        "; ".join(f"{row} {column} R = {r:g}: SD {spread[row, column, r]['std']:.3f} vs No "
+                  f"{spread[row, column, None]['std']:.3f}, range {spread[row, column, r]['range_width']:.2f} vs No "
+                  f"{spread[row, column, None]['range_width']:.2f}" for row, column, r in cells),
+        "every smoothed cell of Table 10 has a smaller SD and a narrower range than No's (same row and column)",
+        list(dict.fromkeys(i for m in out for i in m.record_ids)), n))
+    return out
+
+
+def _figure3_claim(paper: dict) -> list[Measurement]:
+    """Sec. 5.3's 'approximately a unimodal function of R' on Figure 3's image panels: test accuracy
+    over our R grid, seed 0, after each eps column's epoch (all runs stored, else left out)."""
+    runs = {(row, r): figure3_run(paper, row, r) for row in FIGURE3_ROWS for r in FIGURE3_R}
+    if None in runs.values():
+        return []
+    epochs = {(row, c): column_epoch(ROWS[row].dataset, c) for row in FIGURE3_ROWS for c in TABLE2_COLUMNS}
+    curves = {(row, c): [_acc_at(runs[row, r], e) for r in sorted(FIGURE3_R)] for (row, c), e in epochs.items()}
+    ids = [Record.of(x).id for x in runs.values()]
+    short = [f"{row} {c} (epoch {epochs[row, c]})" for (row, c), v in curves.items() if None in v]
+    if short:
+        return [measurement.missing("dplis.sec5_3.unimodal_in_r", "a Figure 3 run stopped before the column's "
+                                                                   "epoch: " + ", ".join(short))]
+    peak = {k: int(np.argmax(v)) for k, v in curves.items()}
+    unimodal = {k: all(v[i] <= v[i + 1] for i in range(peak[k])) and
+                all(v[i] >= v[i + 1] for i in range(peak[k], len(v) - 1)) for k, v in curves.items()}
+    return [measurement.statement(
+        "dplis.sec5_3.unimodal_in_r", all(unimodal.values()),
+        f"{sum(unimodal.values())} of {len(curves)} curves unimodal; " + "; ".join(
+            f"{row} {c}: " + ", ".join(f"{a:.1f}" for a in v) + ("" if unimodal[row, c] else " (not unimodal)")
+            for (row, c), v in curves.items()) + " (% at R = " + ", ".join(f"{r:g}" for r in sorted(FIGURE3_R)) + ")",
+        "test accuracy rises (non-strictly) over R up to its maximum and falls after it, in every curve of Figure 3's "
+        "image panels (four rows x four eps columns, seed 0; the paper: 'approximately unimodal')", ids, 1,
+        substitute="Figure 3's image panels only (its Reddit panel needs data not available offline); the R grid "
+                   "is ours (the paper prints none)")]
+
+
 def measure(records: list[dict]) -> list[Measurement]:
     """Our value for every DPlis claim we answer (verdicts: :mod:`dpnotes.report.verdicts`):
-    the eps columns of Tables 2-3 and the counts of Table 4 computed directly; the eps = 1.99
-    cells of Tables 2 and 11, Table 9's sharpness and Sec. 5.4's sentences on it from
-    paper-profile records of the current configs only."""
+    the eps columns of Tables 2-3 and the counts of Table 4 computed directly; from paper-profile
+    records of the current configs only, the cells of Tables 2 and 11 (eps 1.99 from its own runs,
+    the other columns from the long runs, each read after its column's epoch), Table 9's sharpness
+    and Sec. 5.4's sentences on it, Table 10's spread and Sec. 5.5's sentence on it, Figure 3's unimodality."""
     out = [_eps_column_claim(cid, ds) for cid, ds in eps_columns()]
     out += _table4_claims()
     paper = _current(records, "paper")
-    return out + _cell_claims(paper, _current(records, "quick")) + _table9_claims(paper)
+    quick = _current(records, "quick")
+    out += [m for column in TABLE2_COLUMNS for m in _cell_claims(paper, quick, column)]
+    return out + _table9_claims(paper) + _stability_claims(paper) + _figure3_claim(paper)

@@ -109,7 +109,8 @@ def not_run_table() -> not_run.Table:
     rows.append(("dplis.sec5_3.fig5_k_flattens",
                  "needs the pretrained ResNet-56 of Li et al.'s loss-surface code (Figure 5's model; not available "
                  "offline)"))
-    # Tables 2 and 11 beyond eps = 1.99: the long runs, read at the column's epoch.
+    # Tables 2 and 11 beyond eps = 1.99: the long runs, read at the column's epoch. These rows and Table 10's,
+    # Sec. 5.5's and Figure 3's stand until the runs are stored; measure() answers the claims from then on.
     for row, r_ in ROWS.items():
         for column in LONG_COLUMNS:
             at = f"read after {column_epoch(r_.dataset, column)} epochs"

@@ -67,6 +67,7 @@ from .privacy import (
     uniform_check,
 )
 from .runs import (
+    APPE_SEEDS,
     CIFAR_COLUMNS,
     CIFAR_MEAN,
     CIFAR_MODEL,
@@ -124,6 +125,7 @@ from .settings import (
 from .training import MOVIELENS_SPLIT_SEED, MOVIELENS_TEST_FRACTION, execute, validation_split
 
 __all__ = [
+    'APPE_SEEDS',
     '_eps_name', '_jax_row', '_lpmst_law', '_MEASURED', 'APPC_EPSILONS', 'CHECK_SEED', 'cifar10_config',
     'cifar10_configs', 'CIFAR_COLUMNS', 'CIFAR_MEAN', 'CIFAR_MODEL', 'CIFAR_STD', 'configs', 'DATA_VERSION',
     'DATASETS', 'DIRICHLET', 'dp_violation', 'EPSILONS', 'execute', 'EXTRA_SEEDS_AT', 'figure_curves',

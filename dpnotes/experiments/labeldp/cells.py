@@ -102,8 +102,8 @@ def quoted_baselines(short: str) -> list[tuple[str, float, float]]:
     return out
 
 
-def split_grid(records: list[dict]) -> dict[str, list[dict]]:
-    """App. E's stage-1 fractions at eps SPLIT_EPSILON (seed 0), per data set that has every
+def split_grid(records: list[dict], seed: int = 0) -> dict[str, list[dict]]:
+    """App. E's stage-1 fractions at eps SPLIT_EPSILON (``seed``), per data set that has every
     fraction stored: one row per fraction with the final test accuracy (%), the stage-1 model's
     top-k̄ test accuracy (%), k̄ and the record id (the JAX fraction's run is Table 4's)."""
     from dpnotes.experiments import current
@@ -116,7 +116,7 @@ def split_grid(records: list[dict]) -> dict[str, list[dict]]:
         for f in SPLIT_FRACTIONS:
             name = (f"table4.{short}.lp_2st.eps{_eps_name(SPLIT_EPSILON)}" if f == _jax_row(SPLIT_EPSILON)[2]
                     else f"appe.{short}.lp_2st.eps{_eps_name(SPLIT_EPSILON)}.split{f:g}")
-            r = next((Record.of(r) for r in paper.get(name, []) if Record.of(r).seed == 0), None)
+            r = next((Record.of(r) for r in paper.get(name, []) if Record.of(r).seed == seed), None)
             if r is None:
                 break
             info = r.metric_or("lp_mst", {})

@@ -71,6 +71,7 @@ from .privacy import (
 from .runs import (
     ENERGY_SPLIT,
     FIGURE4,
+    GHOST_FROM_SEED,
     MODEL,
     MOMENTUM,
     QUICK_ACCEPTED,
@@ -87,6 +88,7 @@ from .settings import ACCEPTED_ONLY, DATA_NAMES, DATA_VERSION, DATASETS, PAPER, 
 from .training import CIFAR_MEAN, CIFAR_STD, SUBSET_SEED, execute, load
 
 __all__ = [
+    'GHOST_FROM_SEED',
     '_beats_sota', '_lowest_privacy_cost', '_table3_claims', 'acceptance_rate', 'ACCEPTED_ONLY', 'accuracy',
     'break_even_rate', 'candidate_ledger', 'CIFAR_MEAN', 'CIFAR_STD', 'configs', 'curve', 'DATA_NAMES',
     'DATA_VERSION', 'DATASETS', 'decisions', 'ENERGY_SPLIT', 'eps_all', 'eps_paper', 'eps_sound', 'execute',
