@@ -53,6 +53,8 @@ WARMUP = 2
 METHODS = ("ghost", "func", "opacus-grads", "dplis-ghost", "dplis-func", "nonprivate", "opacus",
            "opacus-ghost")
 DEFAULT_METHODS = ("ghost", "func", "nonprivate", "opacus", "opacus-ghost")
+# Methods that hold every example's full gradient at once (batch x parameters floats).
+PER_EXAMPLE_GRADIENTS = ("func", "opacus-grads", "dplis-func", "opacus")
 # The batch size each paper trains the model with: claim settings where the paper prints it.
 PAPER_BATCH = {
     "tf-mnist-cnn": "gdp.mnist.batch_size", "dplis-mlp-mnist": "dplis.table1.mnist.batch_size",
@@ -194,8 +196,15 @@ def _peak_mb(step: Callable[[], None], device: torch.device, measurable: bool = 
     return None if before is None or peak is None else (peak - before) / 1024
 
 
+def per_example_mb(name: str, batch_size: int) -> float:
+    """MiB of one batch's per-example gradients of model ``name`` (batch x trainable parameters
+    x 4 bytes): what :data:`PER_EXAMPLE_GRADIENTS` methods hold at once."""
+    n = sum(p.numel() for p in models.create(name).parameters() if p.requires_grad)
+    return batch_size * n * 4 / 2 ** 20
+
+
 def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str = "cpu",
-          methods=DEFAULT_METHODS, dplis_k: int = 10) -> list[dict]:
+          methods=DEFAULT_METHODS, dplis_k: int = 10, max_memory_mb: float | None = None) -> list[dict]:
     """Samples per second (median over ``steps`` timed steps after 2 warm-up steps) and peak
     memory of a step, for each model and method.
 
@@ -203,8 +212,10 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
     (:func:`paper_batch_size`; a model without one is skipped). Returns one dict per model:
     model, batch_size, device, threads, load_avg (1-minute load average before its steps) and
     ``methods``: {method: {"samples_per_s", "step_ms", "peak_mb", "layout"}} (the faster layout
-    where two were timed), or {method: {"error"}} for a method that refuses the model (e.g.
-    opacus' ghost clipping and a recurrent layer).
+    where two were timed), {method: {"error"}} for a method that refuses the model (e.g.
+    opacus' ghost clipping and a recurrent layer), or {method: {"skipped"}} (the reason) for a
+    method of :data:`PER_EXAMPLE_GRADIENTS` whose per-example gradients (:func:`per_example_mb`)
+    would exceed ``max_memory_mb`` (None: no limit).
     """
     steps = validate.integer("steps", steps, minimum=1)
     dplis_k = validate.integer("dplis_k", dplis_k, minimum=1)
@@ -216,15 +227,21 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
     model_names = list(model_names)
     for name in model_names:
         validate.choice("model", name, models.names())
+    if max_memory_mb is not None:
+        max_memory_mb = validate.positive("max_memory_mb", max_memory_mb)
     dev = _config(1, device, "func", False).torch_device()
     sizes = {name: paper_batch_size(name) if batch_size == "paper" else batch_size for name in model_names}
     sizes = {name: b for name, b in sizes.items() if b is not None}
     measurable = dev.type == "cuda" or _malloc_thresholds(1 << 17)
-    peaks, failed = {}, {}
+    peaks, failed, skipped = {}, {}, {}
     for name, b in sizes.items():
+        need = per_example_mb(name, b)
+        if max_memory_mb is not None and need > max_memory_mb:
+            skipped.update({(name, m): f"not run: its per-example gradients take {need:,.0f} MiB (batch {b}), over "
+                            f"max_memory_mb {max_memory_mb:,.0f}" for m in methods if m in PER_EXAMPLE_GRADIENTS})
         x, y = models.example_batch(name, b, torch.Generator().manual_seed(0))
         for m in methods:
-            for lay in _layouts(name, m):
+            for lay in _layouts(name, m) if (name, m) not in skipped else ():
                 try:
                     peaks[name, m, lay] = _peak_mb(_make(name, x, y, m, dev, dplis_k, lay), dev, measurable)
                 except (NotImplementedError, ValueError, RuntimeError) as exc:  # the method refuses the model
@@ -236,8 +253,8 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
         x, y = models.example_batch(name, b, torch.Generator().manual_seed(0))
         row = {"model": name, "batch_size": b, "device": torch.cuda.get_device_name(dev) if dev.type == "cuda"
                else "cpu", "threads": torch.get_num_threads(), "load_avg": os.getloadavg()[0]}
-        runs = {(m, lay): _make(name, x, y, m, dev, dplis_k, lay)
-                for m in methods for lay in _layouts(name, m) if (name, m, lay) not in failed}
+        runs = {(m, lay): _make(name, x, y, m, dev, dplis_k, lay) for m in methods for lay in _layouts(name, m)
+                if (name, m, lay) not in failed and (name, m) not in skipped}
         times = {k: [] for k in runs}
         for i in range(WARMUP + steps):
             for k, step in runs.items():
@@ -250,7 +267,9 @@ def bench(model_names, batch_size: int | str = 256, steps: int = 10, device: str
         row["methods"] = {}
         for m in methods:
             timed = [(statistics.median(t), lay) for (m2, lay), t in times.items() if m2 == m]
-            if timed:
+            if (name, m) in skipped:
+                row["methods"][m] = {"skipped": skipped[name, m]}
+            elif timed:
                 t, lay = min(timed)
                 row["methods"][m] = {"samples_per_s": b / t, "step_ms": 1e3 * t, "peak_mb": peaks[name, m, lay],
                                      "layout": lay}
@@ -265,12 +284,12 @@ def format_table(results: list[dict]) -> str:
     (ghost or func) against the non-private step and the better opacus method."""
     lines = []
     for r in results:
-        ms = {m: v for m, v in r["methods"].items() if "error" not in v}
+        ms = {m: v for m, v in r["methods"].items() if "samples_per_s" in v}
         lines.append(f"{r['model']}  batch {r['batch_size']}  {r['device']}  {r['threads']} thread(s)  "
                      f"load {r['load_avg']:.2f}")
         for m, v in r["methods"].items():
-            if "error" in v:
-                lines.append(f"  {m:<14} fails: {v['error'][:90]}")
+            if "samples_per_s" not in v:
+                lines.append(f"  {m:<14} fails: {v['error'][:90]}" if "error" in v else f"  {m:<14} {v['skipped']}")
                 continue
             peak = "-" if v["peak_mb"] is None else f"{v['peak_mb']:.1f} MiB"
             lines.append(f"  {m:<14} {v['samples_per_s']:>10.0f} samples/s {v['step_ms']:>10.1f} ms/step  peak {peak}"
@@ -289,4 +308,29 @@ def format_table(results: list[dict]) -> str:
                 top = max(theirs, key=lambda m: ms[m]["samples_per_s"])
                 lines.append(f"  {best} vs {top}: {ms[best]['samples_per_s'] / ms[top]['samples_per_s']:.2f}x "
                              "the throughput")
+    return "\n".join(lines)
+
+
+MARKDOWN_NAMES = {"opacus": "opacus hooks", "nonprivate": "non-private"}
+
+
+def format_markdown(results: list[dict]) -> str:
+    """A markdown table (the README's): samples/s per method, ghost's step against the
+    non-private step and against the better opacus method, peak MiB per method, and the load."""
+    methods = list(dict.fromkeys(m for r in results for m in r["methods"]))
+    head = ["model", "batch", *(MARKDOWN_NAMES.get(m, m) for m in methods), "ghost step / non-private",
+            "ghost / better opacus", f"peak MiB ({' / '.join(MARKDOWN_NAMES.get(m, m) for m in methods)})", "load"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in results:
+        ms = r["methods"]
+        speed = {m: v["samples_per_s"] for m, v in ms.items() if "samples_per_s" in v}
+        cells = [f"`{r['model']}`", str(r["batch_size"])]
+        cells += [f"{speed[m]:,.0f}" if m in speed else ("refuses" if "error" in ms.get(m, {}) else "not run")
+                  for m in methods]
+        ratio = f"{speed['nonprivate'] / speed['ghost']:.2f}x" if {"ghost", "nonprivate"} <= speed.keys() else "-"
+        theirs = [speed[m] for m in ("opacus", "opacus-ghost") if m in speed]
+        lead = f"{speed['ghost'] / max(theirs):.2f}x" if "ghost" in speed and theirs else "-"
+        peaks = [ms[m].get("peak_mb") for m in methods if m in ms]
+        cells += [ratio, lead, " / ".join("-" if p is None else f"{p:,.0f}" for p in peaks), f"{r['load_avg']:.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -93,6 +93,8 @@ def test_bench_cli_json(capsys):
     (["--methods", "jax"], "methods"),
     (["--dplis-k", "0"], "dplis_k"),
     (["--paper", "--models", "gdp-adult"], "--paper"),
+    (["--max-memory", "0"], "max_memory_mb"),
+    (["--json", "--markdown"], "--markdown"),
 ])
 def test_bench_cli_invalid(argv, match, capsys):
     assert main(["bench", *argv]) == 2
@@ -109,3 +111,34 @@ def test_bench_cli_names_the_models_it_gives_no_paper_batch_row(capsys):
     assert main(["bench", "--models", "gdp-adult", "--batch-size", "4", "--steps", "1", "--threads", "1",
                  "--methods", "nonprivate"]) == 0
     assert capsys.readouterr().err == ""  # an integer batch skips nothing
+
+
+def test_bench_skips_per_example_methods_over_the_memory_limit(capsys):
+    need = bench_module.per_example_mb("dplis-mlp-mnist", 8)
+    n = sum(p.numel() for p in bench_module.models.create("dplis-mlp-mnist").parameters())
+    assert need == pytest.approx(8 * n * 4 / 2 ** 20)
+    r = bench(["dplis-mlp-mnist"], batch_size=8, steps=1, methods=["ghost", "func", "opacus", "opacus-ghost"],
+              max_memory_mb=need * 0.99)[0]["methods"]
+    assert "samples_per_s" in r["ghost"] and "samples_per_s" in r["opacus-ghost"]  # no per-example gradients
+    for m in ("func", "opacus"):
+        assert r[m] == {"skipped": f"not run: its per-example gradients take {need:,.0f} MiB (batch 8), over "
+                                   f"max_memory_mb {need * 0.99:,.0f}"}
+    r = bench(["dplis-mlp-mnist"], batch_size=8, steps=1, methods=["func"], max_memory_mb=need * 1.01)[0]
+    assert "samples_per_s" in r["methods"]["func"]  # at the limit it runs
+    assert main(["bench", "--markdown", "--models", "dplis-mlp-mnist", "--batch-size", "8", "--steps", "1",
+                 "--threads", "1", "--methods", "ghost", "func", "nonprivate", "opacus-ghost",
+                 "--max-memory", str(need * 0.99)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == ("| model | batch | ghost | func | non-private | opacus-ghost | ghost step / non-private | "
+                        "ghost / better opacus | peak MiB (ghost / func / non-private / opacus-ghost) | load |")
+    cells = [c.strip() for c in lines[2].split("|")[1:-1]]
+    assert cells[:2] == ["`dplis-mlp-mnist`", "8"] and cells[3] == "not run"
+
+
+def test_bench_markdown_ratios():
+    row = {"model": "m", "batch_size": 4, "load_avg": 2.04, "methods": {
+        "ghost": {"samples_per_s": 300.0, "peak_mb": 1.4}, "nonprivate": {"samples_per_s": 450.0, "peak_mb": None},
+        "opacus": {"samples_per_s": 100.0, "peak_mb": 2.0}, "opacus-ghost": {"samples_per_s": 200.0, "peak_mb": 3.0},
+        "func": {"error": "ValueError: x"}}}
+    lines = bench_module.format_markdown([row]).splitlines()
+    assert lines[2] == "| `m` | 4 | 300 | 450 | 100 | 200 | refuses | 1.50x | 1.50x | 1 / - / 2 / 3 / - | 2.0 |"

@@ -34,12 +34,16 @@ def register(subparsers) -> None:
     p.add_argument("--steps", type=int, default=10, help="timed steps per method (after 2 warm-up)")
     p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:<i> | auto")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    p.add_argument("--max-memory", type=float, default=None, metavar="MIB",
+                   help="skip a method that would hold more than MIB of per-example gradients (func, "
+                        "opacus hooks): said in its row (default: no limit)")
     p.add_argument("--json", action="store_true", help="print {'results': [...]} as JSON")
+    p.add_argument("--markdown", action="store_true", help="print the README's markdown table")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from dpnotes.bench import bench, format_table, paper_batch_size
+    from dpnotes.bench import bench, format_markdown, format_table, paper_batch_size
 
     # opacus's hooks warn on every forward whose input does not require grad: benign here.
     warnings.filterwarnings("ignore", message="Full backward hook is firing", category=UserWarning)
@@ -53,9 +57,12 @@ def run(args) -> int:
         raise ValueError("give --models or --paper, not both")
     names = PAPER_MODELS if args.paper else args.models or DEFAULT_MODELS
     batch = args.batch_size if args.batch_size == "paper" else _integer("--batch-size", args.batch_size)
+    if args.json and args.markdown:
+        raise ValueError("give --json or --markdown, not both")
     results = bench(names, batch_size=batch, steps=args.steps, device=args.device, methods=args.methods,
-                    dplis_k=args.dplis_k)
-    print(json.dumps({"results": results}, indent=2) if args.json else format_table(results))
+                    dplis_k=args.dplis_k, max_memory_mb=args.max_memory)
+    print(json.dumps({"results": results}, indent=2) if args.json
+          else format_markdown(results) if args.markdown else format_table(results))
     skipped = [name for name in names if batch == "paper" and paper_batch_size(name) is None]
     if skipped:  # said, not silent: their papers print no batch size (any device), so no row
         print(f"no row for {', '.join(skipped)}: their papers print no DP-SGD batch size for them "
