@@ -62,10 +62,26 @@ def test_bench_estimate_is_steps_times_batch_over_throughput_plus_evaluation():
 
 def test_a_record_of_another_spec_is_scaled_to_the_epochs():
     record = {"id": "r", "spec": {"experiment": "x", "model": "dplis-mlp-mnist", "method": "dpsgd",
-                                  "train": {"epochs": 2}}, "provenance": {"wall_time_s": 100.0}}
+                                  "train": {"epochs": 2, "grad_backend": "ghost"}},
+              "provenance": {"wall_time_s": 100.0}}
     seconds, basis = cost.estimate(_spec(), [record])
     assert seconds == pytest.approx(150.0) and basis == "same experiment, 1 record(s) scaled to its epochs"
     assert cost.gpu_scale(cost.GPU_SCALE_HOURS * 3600 + 1) and not cost.gpu_scale(None)
+
+
+def test_a_cpu_record_of_another_backend_is_scaled_by_the_bench_ratio():
+    rates = cost.BENCH["cpu"]["dplis-mlp-mnist"]
+    record = {"id": "r", "spec": {"experiment": "x", "model": "dplis-mlp-mnist", "method": "dpsgd",
+                                  "train": {"epochs": 3}},  # no grad_backend: func
+              "provenance": {"wall_time_s": 600.0, "segments": [{"device": "cpu: x86_64, 1 threads"}]}}
+    seconds, basis = cost.estimate(_spec(), [record])  # the new seed runs on ghost
+    assert seconds == pytest.approx(600.0 * rates["func"] / rates["ghost"])
+    assert basis == "same experiment, 1 record(s) on cpu scaled to its backend (ghost, bench)"
+    assert cost.estimate(_spec(train={"epochs": 3, "batch_size": 256, "grad_backend": "func"}), [record])[0] == 600.0
+    cuda = {**record, "provenance": {"wall_time_s": 600.0, "segments": [{"device": "cuda: NVIDIA H100"}]}}
+    assert cost.estimate(_spec(), [cuda])[0] == 600.0  # the bench ratios are CPU figures
+    dplis_func = {**record, "spec": {**record["spec"], "method": "dplis"}}  # no bench figure for a func K-draw step
+    assert cost.estimate(_spec(method="dplis", method_config={"K": 10, "R": 10.0}), [dplis_func])[0] == 600.0
 
 
 # --------------------------------------------------------------------------------------

@@ -5,7 +5,9 @@ reasons' run counts and hours: :mod:`dpnotes.experiments.not_run`).
 A run's estimate is, in order: the wall time of its own stored record; the median wall time
 of stored records of the same paper, profile and experiment (other seeds, older specs); the
 median of those of the same paper, profile, model and method (a record of another spec scaled by
-the ratio of training epochs); else a bench estimate (:func:`bench_seconds`); else unknown. The records come
+the ratio of training epochs, and a CPU record of another gradient backend by the ratio of the
+two backends' bench figures, e.g. a seed stored on ``func`` pricing a new seed on ``ghost``);
+else a bench estimate (:func:`bench_seconds`); else unknown. The records come
 from the sweep's store and from the
 records committed with dpnotes (``<checkout>/results``), so a fresh store gets estimates too.
 Record-based estimates are wall times of one run on the machine that made each record (its
@@ -97,6 +99,31 @@ def _step_kind(spec: RunSpec) -> str:
     return "dplis" if spec.method == "dplis" else spec.train.get("grad_backend", "func")
 
 
+def _backend_rate(model: str | None, train: dict, method: str | None) -> float | None:
+    """CPU bench samples/s of the step a spec's ``train`` and ``method`` take on ``model`` (DPlis:
+    its K = 10 figure, ghost only), or None where the bench has none."""
+    rates = BENCH["cpu"].get(model or "", {})
+    if not train.get("private", True):
+        return rates.get("nonprivate")
+    backend = train.get("grad_backend", "func")
+    if method == "dplis":
+        return rates.get("dplis") if backend == "ghost" else None
+    return rates.get(backend)
+
+
+def _backend_ratio(spec: RunSpec, record: dict) -> float:
+    """How much faster ``spec``'s step is than the one ``record`` ran (CPU records only; 1.0
+    where the backends agree or a figure is missing)."""
+    rs = record["spec"]
+    segments = record["provenance"].get("segments", [])
+    if rs.get("train", {}).get("grad_backend", "func") == spec.train.get("grad_backend", "func") or not segments \
+            or any(not str(s.get("device", "")).startswith("cpu") for s in segments):
+        return 1.0
+    ours = _backend_rate(spec.model, spec.train, spec.method)
+    theirs = _backend_rate(rs.get("model"), rs.get("train", {}), rs.get("method"))
+    return 1.0 if ours is None or theirs is None else theirs / ours
+
+
 def _epochs(train, method_config) -> int:
     """Training epochs of a spec's ``train`` (0 if it names none), every LabelDP stage counted."""
     return int((train or {}).get("epochs", 0)) * int((method_config or {}).get("stages", 1))
@@ -142,10 +169,13 @@ def estimate(spec: RunSpec, records: Iterable[dict]) -> tuple[float | None, str]
             ratios = [_epochs(spec.train, spec.method_config) / _epochs(r["spec"].get("train"), r["spec"].get(
                 "method_config")) if basis != "its record" and _epochs(r["spec"].get("train"), {}) else 1.0
                 for r in found]
-            scaled = any(x != 1.0 for x in ratios)
-            return (statistics.median(r["provenance"]["wall_time_s"] * x for r, x in zip(found, ratios)),
+            backends = [1.0 if basis == "its record" else _backend_ratio(spec, r) for r in found]
+            scaled = [what for what, xs in (("its epochs", ratios), (f"its backend ({spec.train.get('grad_backend')}, "
+                                                                     "bench)", backends)) if any(x != 1.0 for x in xs)]
+            return (statistics.median(r["provenance"]["wall_time_s"] * x * y
+                                      for r, x, y in zip(found, ratios, backends)),
                     f"{basis}, {len(found)} record(s)" + (f" on {'/'.join(kinds)}" if kinds else "")
-                    + (" scaled to its epochs" if scaled else ""))
+                    + (f" scaled to {' and '.join(scaled)}" if scaled else ""))
     from dpnotes import experiments
 
     model = getattr(experiments.module(spec.paper), "estimate_seconds", None)
