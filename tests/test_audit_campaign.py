@@ -7,6 +7,7 @@ the campaign uses (device resolved, record stored as the run finishes, a second 
 import shlex
 
 import pytest
+from interrupt import Interrupted, StopAtEpoch
 
 from dpnotes import executors, experiments, runner
 from dpnotes.audit import campaign, report
@@ -119,18 +120,6 @@ def test_chapter_and_scoreboard_say_nothing_is_recorded_in_an_empty_store(tmp_pa
     assert report.shown_profile("quick", store) == "quick"
 
 
-class _Stop(Exception):
-    pass
-
-
-class _StopAtSecondEpoch(Plugin):
-    name = "stop"
-
-    def on_epoch_start(self, ctx, epoch):
-        if epoch == 1:
-            raise _Stop
-
-
 def test_an_interrupted_audit_resumes_to_the_same_scores(tmp_path):
     """A run killed after its first epoch resumes from the checkpoint with the canary scores
     (and SA-DPSGD's accept state) of an uninterrupted run: the observer's state is checkpointed."""
@@ -139,8 +128,8 @@ def test_an_interrupted_audit_resumes_to_the_same_scores(tmp_path):
     data = campaign.load(spec.subset)
     full, observer, _ = audited_train(spec, *data, extra_plugins=(Plugin(),))
     path = tmp_path / "audit.pt"
-    with pytest.raises(_Stop):
-        audited_train(spec, *data, checkpoint=path, extra_plugins=(_StopAtSecondEpoch(),))
+    with pytest.raises(Interrupted):
+        audited_train(spec, *data, checkpoint=path, extra_plugins=(StopAtEpoch(1),))
     resumed, again, _ = audited_train(spec, *data, checkpoint=path, extra_plugins=(Plugin(),))
     assert again.scores() == observer.scores() and again.steps == full["final"]["steps"] == 2 * (
         campaign.shape("smoke")["steps_per_epoch"])

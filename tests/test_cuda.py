@@ -11,6 +11,7 @@ import math
 
 import pytest
 import torch
+from interrupt import Interrupted, StopAtEpoch
 from scipy import stats
 from toy_runs import data as _data
 from toy_runs import model as _model
@@ -90,19 +91,9 @@ def test_cuda_run_is_deterministic_and_resumes_bit_exactly(tmp_path):
     full, _ = _run(cfg)
     assert _strip(_run(cfg)[0]) == _strip(full)
 
-    class Stop(Exception):
-        pass
-
-    class StopAfter(Plugin):
-        name = "stop"
-
-        def on_epoch_start(self, ctx, epoch):
-            if epoch == 2:
-                raise Stop
-
     path = tmp_path / "partial.pt"
-    with pytest.raises(Stop):
-        _run(cfg, plugins=[StopAfter()], checkpoint=path)
+    with pytest.raises(Interrupted):
+        _run(cfg, plugins=[StopAtEpoch(2)], checkpoint=path)
     assert _strip(_run(cfg, plugins=[Plugin()], checkpoint=path, model_seed=9)[0]) == _strip(full)
 
 
@@ -141,17 +132,7 @@ def test_dplis_draws_where_the_parameters_live_and_resumes_bit_exactly(tmp_path)
     full, _ = _run(cfg, [plugin])
     assert plugin.generator.device.type == "cuda"  # no host draw copied to the GPU every step
 
-    class Stop(Exception):
-        pass
-
-    class StopAfter(Plugin):
-        name = "stop"
-
-        def on_epoch_start(self, ctx, epoch):
-            if epoch == 2:
-                raise Stop
-
     path = tmp_path / "run.pt"
-    with pytest.raises(Stop):
-        _run(cfg, [smoothing(), StopAfter()], checkpoint=path)
+    with pytest.raises(Interrupted):
+        _run(cfg, [smoothing(), StopAtEpoch(2)], checkpoint=path)
     assert _strip(_run(cfg, [smoothing(), Plugin()], checkpoint=path, model_seed=9)[0]) == _strip(full)

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from interrupt import Interrupted, die_at_epoch, without_wall
 from scipy.stats import binom
 from torch import nn
 
@@ -192,23 +193,12 @@ def test_resume_is_exact(tmp_path, n, settings):
     full = train(_model(), data, None, cfg, plugins=_plugins(**settings), progress=False)
     path = tmp_path / "ck.pt"
 
-    class Stop(Exception):
-        pass
-
     first = _plugins(**settings)
-    original = first[0].on_epoch_start
-
-    def die_at_second(ctx, epoch):
-        if epoch == 2:
-            raise Stop
-        original(ctx, epoch)
-
-    first[0].on_epoch_start = die_at_second
-    with pytest.raises(Stop):
+    die_at_epoch(first[0], 2)
+    with pytest.raises(Interrupted):
         train(_model(), data, None, cfg, plugins=first, progress=False, checkpoint=path)
     resumed = train(_model(), data, None, cfg, plugins=_plugins(**settings), progress=False, checkpoint=path)
-    strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_s"} for r in rs]  # noqa: E731
-    assert strip(resumed["epochs"]) == strip(full["epochs"])
+    assert without_wall(resumed["epochs"]) == without_wall(full["epochs"])
     assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]
     assert math.isclose(resumed["privacy"]["epsilon"]["dpis"]["epsilon"], full["privacy"]["epsilon"]["dpis"]["epsilon"])
 

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from interrupt import Interrupted, StopAtEpoch
 from scipy import stats
 from torch import nn
 from toy_runs import data as _data
@@ -137,19 +138,9 @@ def test_resume_from_checkpoint_equals_uninterrupted(tmp_path):
     cfg = CFG.replace(epochs=3)
     full, full_model = _run(cfg, [_plugin(K=2, R=20.0)])
 
-    class Stop(Exception):
-        pass
-
-    class StopAfter(Plugin):
-        name = "stop"
-
-        def on_epoch_start(self, ctx, epoch):
-            if epoch == 2:
-                raise Stop
-
     path = tmp_path / "run.pt"
-    with pytest.raises(Stop):
-        _run(cfg, [_plugin(K=2, R=20.0), StopAfter()], checkpoint=path)
+    with pytest.raises(Interrupted):
+        _run(cfg, [_plugin(K=2, R=20.0), StopAtEpoch(2)], checkpoint=path)
     saved = torch.load(path, weights_only=False)
     assert len(saved["history"]) == 2 and "generator" in saved["plugins"][0]
     assert saved["plugins"][0]["generator"].numel() == torch.Generator().get_state().numel()  # a CPU run's stream

@@ -8,6 +8,7 @@ import pytest
 import torch
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant
+from interrupt import Interrupted, die_at_epoch, without_wall
 from toy_runs import data as _data
 from toy_runs import model as _model
 from toy_runs import run as _run
@@ -93,21 +94,12 @@ def test_resume_is_exact(tmp_path):
     full = train(_model(), x, None, cfg, plugins=_plugins(0.2), progress=False)
     path = tmp_path / "ck.pt"
 
-    class Stop(Exception):
-        pass
-
     first = _plugins(0.2)
-
-    def die_at_third(ctx, epoch):
-        if epoch == 2:
-            raise Stop
-
-    first[0].on_epoch_start = die_at_third
-    with pytest.raises(Stop):
+    die_at_epoch(first[0], 2)
+    with pytest.raises(Interrupted):
         train(_model(), x, None, cfg, plugins=first, progress=False, checkpoint=path)
     resumed = train(_model(), x, None, cfg, plugins=_plugins(0.2), progress=False, checkpoint=path)
-    strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_s"} for r in rs]  # noqa: E731
-    assert strip(resumed["epochs"]) == strip(full["epochs"])
+    assert without_wall(resumed["epochs"]) == without_wall(full["epochs"])
     assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]
     assert np.isclose(resumed["privacy"]["epsilon"]["rdp"]["epsilon"], full["privacy"]["epsilon"]["rdp"]["epsilon"])
 

@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from interrupt import Interrupted, die_at_epoch, without_wall
 from scipy.stats import chi2
 from torch import nn
 
@@ -116,21 +117,12 @@ def test_resume_keeps_the_same_randomized_labels_and_one_event(tmp_path):
     full, _ = _run(labeldp.Config(epsilon=1.0, num_classes=K), epochs=3)
     path = tmp_path / "ck.pt"
 
-    class Stop(Exception):
-        pass
-
     first = labeldp.hooks(labeldp.Config(epsilon=1.0, num_classes=K))
-
-    def die(ctx, epoch):
-        if epoch == 2:
-            raise Stop
-
-    first[0].on_epoch_start = die
-    with pytest.raises(Stop):
+    die_at_epoch(first[0], 2)
+    with pytest.raises(Interrupted):
         _run(None, checkpoint=path, epochs=3, plugins=first)
     resumed, _ = _run(labeldp.Config(epsilon=1.0, num_classes=K), checkpoint=path, epochs=3)
-    strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_s"} for r in rs]  # noqa: E731
-    assert strip(resumed["epochs"]) == strip(full["epochs"])
+    assert without_wall(resumed["epochs"]) == without_wall(full["epochs"])
     assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]
 
 
@@ -240,21 +232,17 @@ def test_lp2st_resumes_to_the_same_result(tmp_path, monkeypatch):
     path = tmp_path / "ck.pt"
     real = labeldp.train
 
-    class Stop(Exception):
-        pass
-
     def die_in_stage2(model, data, test, config, *, plugins, progress, checkpoint):
         if str(checkpoint).endswith(".stage2"):
-            raise Stop
+            raise Interrupted
         return real(model, data, test, config, plugins=plugins, progress=progress, checkpoint=checkpoint)
 
     monkeypatch.setattr(labeldp, "train", die_in_stage2)
-    with pytest.raises(Stop):
+    with pytest.raises(Interrupted):
         _run_mst(_two_stage(), checkpoint=path, epochs=2)
     monkeypatch.setattr(labeldp, "train", real)
     resumed = _run_mst(_two_stage(), checkpoint=path, epochs=2)
-    strip = lambda rs: [{k: v for k, v in r.items() if k != "wall_s"} for r in rs]  # noqa: E731
-    assert strip(resumed["epochs"]) == strip(full["epochs"])
+    assert without_wall(resumed["epochs"]) == without_wall(full["epochs"])
     assert resumed["privacy"]["ledger"] == full["privacy"]["ledger"]
     assert resumed["final"]["lp_mst"] == full["final"]["lp_mst"]
 

@@ -5,6 +5,7 @@ import math
 
 import pytest
 import torch
+from interrupt import Interrupted, StopAtEpoch
 from scipy import stats
 from toy_runs import data as _data
 from toy_runs import model as _model
@@ -152,19 +153,9 @@ def test_resume_restores_tau_mu_q_j_and_the_generator(tmp_path):
     cfg = CFG.replace(epochs=3)
     full, full_model = _run(cfg, [_plugin(Q0=0.5, mu0=2)])
 
-    class Stop(Exception):
-        pass
-
-    class StopAfter(Plugin):
-        name = "stop"
-
-        def on_epoch_start(self, ctx, epoch):
-            if epoch == 2:
-                raise Stop
-
     path = tmp_path / "run.pt"
-    with pytest.raises(Stop):
-        _run(cfg, [_plugin(Q0=0.5, mu0=2), StopAfter()], checkpoint=path)
+    with pytest.raises(Interrupted):
+        _run(cfg, [_plugin(Q0=0.5, mu0=2), StopAtEpoch(2)], checkpoint=path)
     saved = torch.load(path, weights_only=False)
     state = saved["plugins"][0]
     assert state["tau"] == saved["accepted"] and state["Q"] == 0.5 * state["tau"]

@@ -5,12 +5,14 @@ import warnings
 
 import pytest
 import torch
+from interrupt import Interrupted, StopAtEpoch
 from scipy import stats
 from torch import nn
 
 from dpnotes import models
 from dpnotes.accounting import epsilon
 from dpnotes.train import TrainConfig, build_context, private_step, train
+from dpnotes.train.plugins import Plugin
 
 ALPHA = 1e-3  # false-alarm rate of each statistical test below
 
@@ -130,20 +132,8 @@ def test_resume_from_checkpoint_equals_uninterrupted(tmp_path):
     assert len(state["history"]) == 3
     path2 = tmp_path / "partial.pt"  # a run interrupted during epoch 3
 
-    class Stop(Exception):
-        pass
-
-    from dpnotes.train.plugins import Plugin
-
-    class StopAfter(Plugin):
-        name = "stop"
-
-        def on_epoch_start(self, ctx, epoch):
-            if epoch == 2:
-                raise Stop
-
-    with pytest.raises(Stop):
-        _run(cfg, checkpoint=path2, plugins=[StopAfter()])
+    with pytest.raises(Interrupted):
+        _run(cfg, checkpoint=path2, plugins=[StopAtEpoch(2)])
     assert len(torch.load(path2, weights_only=False)["history"]) == 2
     resumed = _run(cfg, checkpoint=path2, model_seed=99, plugins=[Plugin()])  # other init: overwritten
     assert _strip(resumed) == _strip(full)
