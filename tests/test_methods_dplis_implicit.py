@@ -14,13 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 from torch import nn
+from toy_runs import run, strip
 
 from dpnotes import experiments
 from dpnotes.experiments.dplis import runs
 from dpnotes.methods import dplis
 from dpnotes.methods._rng import method_generator
 from dpnotes.results import Store
-from dpnotes.train import TrainConfig, build_context
+from dpnotes.train import Plugin, TrainConfig, build_context
 from dpnotes.train.grads import FuncGrads, add_examples, grad_norms, per_example_loss
 from dpnotes.train.privatize import clip_factors, clipped_sum
 
@@ -59,8 +60,8 @@ def _noises(ctx, plugin, x, n):
     xf = x.reshape(len(x), -1)
     r = torch.linalg.qr(xf.T, mode="r")[1]
     out = []
-    for _ in range(n):
-        plugin._draw_implicit(params, x, r)
+    for _ in range(n):  # base x W^T = 0: the pending output is the noise itself
+        plugin._draw_implicit(params, x, r, torch.zeros(len(x), params["first.weight"].shape[0], dtype=x.dtype))
         out.append(plugin._pending[1].clone())
         plugin._pending = None
     return torch.stack(out)  # [n, B, h]
@@ -197,7 +198,7 @@ def test_refusals():
         plugin.per_example_gradients(ctx, ctx.backend, ctx.params(), (x,), y)
 
 
-def test_hook_is_inert_outside_a_draw():
+def test_first_layer_is_a_plain_linear_outside_a_draw():
     ctx, plugin, x, _ = _setup()
     with torch.no_grad():
         assert torch.equal(ctx.model(x), ctx.model.head(torch.tanh(ctx.model.first(x.flatten(1)))))
@@ -216,3 +217,34 @@ def test_draws_from_seed_switches_only_unstored_cifar10_mlp_smoothed_seeds():
     stored = {(r["spec"]["experiment"], r["spec"]["seed"]) for r in Store(ROOT).records("dplis", "paper")}
     assert stored and not switched & stored
     assert all("draws" not in (c.get("method_config") or {}) for c in experiments.module("dplis").configs("smoke"))
+
+
+def test_trains_end_to_end_and_resumes_like_the_uninterrupted_run(tmp_path):
+    """The loop (Poisson batches, evaluation through the plain Linear) with draws="implicit-first-layer":
+    a resumed run equals the uninterrupted one, and the run differs from the torch draws' run."""
+    cfg = TrainConfig(epochs=3, batch_size=16, lr=0.05, normalize="none", noise_multiplier=1.1, clip=1.0,
+                      accountants=("rdp",), seed=3, grad_backend="ghost")
+
+    def plugin(draws=IMPLICIT):
+        return dplis.hooks(dplis.Config(K=2, R=20.0, draws=draws))[0]
+
+    full, full_model = run(cfg, [plugin()])
+    torch_draws, _ = run(cfg, [plugin("torch")])
+    assert strip(full)["final"] != strip(torch_draws)["final"]
+
+    class Stop(Exception):
+        pass
+
+    class StopAfter(Plugin):
+        name = "stop"
+
+        def on_epoch_start(self, ctx, epoch):
+            if epoch == 2:
+                raise Stop
+
+    path = tmp_path / "run.pt"
+    with pytest.raises(Stop):
+        run(cfg, [plugin(), StopAfter()], checkpoint=path)
+    resumed, resumed_model = run(cfg, [plugin(), Plugin()], checkpoint=path, model_seed=9)
+    assert strip(resumed) == strip(full)
+    assert all(torch.equal(p, q) for p, q in zip(resumed_model.parameters(), full_model.parameters()))

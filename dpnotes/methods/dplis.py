@@ -38,8 +38,10 @@ reduced QR decomposition (Q [p, k] orthonormal, R [k, B], k = min(B, p)) and Z =
 is iid N(0, 1) (an orthonormal projection of iid normals). So the step draws Z (k h numbers
 instead of p h: 12x fewer for the CIFAR-10 MLP at B = 256) and adds s R^T Z to the layer's
 output, R once per step (the same x for all K draws); every other parameter is drawn as with
-"torch". The per-example gradients at the K draws then have exactly the distribution of Eq. 6's
-(the sample differs: a different stream). It needs the ghost backend (whose forward sees the
+"torch". The product x W^T is the same for the K draws: it is formed once per step, and each draw's
+first-layer output is x W^T + s R^T Z + b_j (:class:`_FirstLayer`, whose backward is the Linear's).
+The per-example gradients at the K draws then have exactly the distribution of Eq. 6's (the
+sample differs: a different stream). It needs the ghost backend (whose forward sees the
 whole batch) and refuses a model whose first trainable layer is not a Linear reading the input.
 """
 
@@ -120,8 +122,9 @@ class DPlis(Plugin):
         self._restored: torch.Tensor | None = None
         self._buffers: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
         self._first: str | None = None  # draws="implicit-first-layer": the first layer's weight name
-        self._pending: tuple[torch.Tensor, torch.Tensor] | None = None  # (its input, s R^T Z) for one call
-        self._handle = None  # the hook stays on the model (inert outside a draw)
+        # (its input, x W^T + s R^T Z) for the first layer's next call, set by a draw
+        self._pending: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._patched = False  # the first layer's forward, replaced for good (a plain Linear outside a draw)
 
     def on_train_start(self, ctx) -> None:
         self.std = smoothing_std(ctx.config, self.config.R)
@@ -129,12 +132,13 @@ class DPlis(Plugin):
         # 50 ms a draw, and its K = 10 step ran at 167x a non-private step on an H200 (README);
         # on the CPU the stream is the one it always was (stored records stay bit-identical)
         self.generator = method_generator(ctx.config.seed, self.name, ctx.device)
-        if self.config.draws == "implicit-first-layer" and self._handle is None:
+        if self.config.draws == "implicit-first-layer" and not self._patched:
             self._first, module = first_linear(ctx.model)
             if ctx.config.grad_backend != "ghost":
                 raise ValueError("DPlis draws='implicit-first-layer' needs grad_backend='ghost' (got "
                                  f"{ctx.config.grad_backend!r}): its forward pass must see the whole batch")
-            self._handle = module.register_forward_hook(self._add_first_layer_noise)
+            module.forward = self._first_layer_forward(module)
+            self._patched = True
         if self._restored is not None:  # resuming: the checkpoint's stream, not a fresh one
             self.generator.set_state(self._restored)
             self._restored = None
@@ -146,9 +150,13 @@ class DPlis(Plugin):
             return (scale_examples(grads, K) if self.config.combine == "sum" else grads, losses, outputs)
         total = None
         x = inputs[0]
-        r = None if self._first is None else torch.linalg.qr(x.reshape(len(x), -1).T, mode="r")[1]  # [k, B]
+        if self._first is not None:  # per step: R [k, B] (x^T = QR) and x W^T, shared by the K draws
+            flat = x.reshape(len(x), -1)
+            r = torch.linalg.qr(flat.T, mode="r")[1]
+            with torch.no_grad():
+                base = flat @ params[self._first].T
         for _ in range(K):  # one draw of all parameters per j, shared by the batch
-            drawn = self._draw(params) if r is None else self._draw_implicit(params, x, r)
+            drawn = self._draw(params) if self._first is None else self._draw_implicit(params, x, r, base)
             grads, losses, outputs = grad_fn(drawn, inputs, targets)
             if self._pending is not None:
                 self._pending = None
@@ -177,38 +185,62 @@ class DPlis(Plugin):
             out[k] = torch.add(v, noise.mul_(self.std), out=shifted)
         return out
 
-    def _draw_implicit(self, params: dict, x: torch.Tensor, r: torch.Tensor) -> dict:
-        """One draw with the first layer's weight left as it is and ``s R^T Z`` set aside for its
-        output (module docstring), Z drawn at the weight's place in the parameters' order."""
+    def _draw_implicit(self, params: dict, x: torch.Tensor, r: torch.Tensor, base: torch.Tensor) -> dict:
+        """One draw with the first layer's weight left as it is and ``x W^T + s R^T Z`` (``base`` = x W^T)
+        set aside for its output (module docstring), Z drawn at the weight's place in the parameters' order."""
         out = {}
         for k, v in params.items():
             if k == self._first:
                 z = torch.randn((r.shape[0], v.shape[0]), generator=self.generator, dtype=v.dtype, device=v.device)
-                self._pending = x, (r.T @ z).mul_(self.std)
+                self._pending = x, torch.addmm(base, r.T, z, alpha=self.std)
                 out[k] = v
             else:
                 out.update(self._draw({k: v}))
         return out
 
-    def _add_first_layer_noise(self, module, args, output):
-        """Forward hook of the first layer: its output plus the draw's ``s R^T Z`` (nothing outside
-        a draw, e.g. evaluation); ``ValueError`` when the layer does not read the batch's input."""
-        if self._pending is None:
-            return None
-        x, noise = self._pending
-        self._pending = None
-        a = args[0]
-        if not (a.dim() == 2 and len(a) == len(noise) and a.numel() == x.numel()
-                and a.data_ptr() == x.data_ptr() and a.is_contiguous() and x.is_contiguous()):
-            raise ValueError("DPlis draws='implicit-first-layer': the first Linear layer must read the "
-                             "model's input (flattened, [B, p]); use draws='torch'")
-        return output + noise
+    def _first_layer_forward(self, module: torch.nn.Linear):
+        """The first layer's forward: a plain Linear outside a draw (e.g. evaluation); in a draw, the
+        draw's ``x W^T + s R^T Z`` plus the bias (:class:`_FirstLayer`); ``ValueError`` when the
+        layer does not read the batch's input."""
+        linear = type(module).forward
+
+        def forward(a: torch.Tensor) -> torch.Tensor:
+            if self._pending is None:
+                return linear(module, a)
+            x, pre = self._pending
+            self._pending = None
+            if not (a.dim() == 2 and len(a) == len(pre) and a.numel() == x.numel()
+                    and a.data_ptr() == x.data_ptr() and a.is_contiguous() and x.is_contiguous()):
+                raise ValueError("DPlis draws='implicit-first-layer': the first Linear layer must read the "
+                                 "model's input (flattened, [B, p]); use draws='torch'")
+            return _FirstLayer.apply(a, module.weight, module.bias, pre)
+
+        return forward
 
     def state_dict(self) -> dict:
         return {"generator": self.generator.get_state()}
 
     def load_state_dict(self, state: dict) -> None:
         self._restored = state["generator"].cpu()
+
+
+class _FirstLayer(torch.autograd.Function):
+    """``pre + b``, a Linear layer's output at input ``a`` and weight ``w`` whose product (and draw
+    noise) ``pre`` was formed once for the K draws; the backward is the Linear's."""
+
+    @staticmethod
+    def forward(ctx, a, w, b, pre):
+        ctx.save_for_backward(a, w)
+        ctx.has_bias = b is not None
+        return pre + b if b is not None else pre.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        a, w = ctx.saved_tensors
+        ga = g @ w if ctx.needs_input_grad[0] else None
+        gw = g.T @ a if ctx.needs_input_grad[1] else None
+        gb = g.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return ga, gw, gb, None
 
 
 def first_linear(model: torch.nn.Module) -> tuple[str, torch.nn.Module]:
