@@ -5,6 +5,7 @@ explicit weight perturbation (float64), standard normal whitened noise (KS, mome
 rejects a scaled or shifted draw), reproducible from the seed, independent across draws and steps,
 and the smoothed gradient's mean over many draws equal to the torch.randn path's; refusals."""
 
+import copy
 import math
 from pathlib import Path
 
@@ -199,9 +200,18 @@ def test_refusals():
 
 
 def test_first_layer_is_a_plain_linear_outside_a_draw():
+    """Evaluation calls, and a deep copy of the model (its own first layer's weights, not the original's)."""
+
     ctx, plugin, x, _ = _setup()
+    m = ctx.model
     with torch.no_grad():
-        assert torch.equal(ctx.model(x), ctx.model.head(torch.tanh(ctx.model.first(x.flatten(1)))))
+        assert torch.equal(m(x), m.head(torch.tanh(torch.nn.functional.linear(x.flatten(1), m.first.weight,
+                                                                                m.first.bias))))
+        twin = copy.deepcopy(m)
+        twin.first.weight.add_(1.0)
+        assert torch.equal(twin(x), twin.head(torch.tanh(torch.nn.functional.linear(
+            x.flatten(1), twin.first.weight, twin.first.bias))))
+        assert not torch.equal(twin(x), m(x))
 
 
 def test_resolve_leaves_the_default_out_and_stored_ids_alone():

@@ -48,6 +48,7 @@ whole batch) and refuses a model whose first trainable layer is not a Linear rea
 from __future__ import annotations
 
 import dataclasses
+import types
 from dataclasses import dataclass
 
 import torch
@@ -137,7 +138,8 @@ class DPlis(Plugin):
             if ctx.config.grad_backend != "ghost":
                 raise ValueError("DPlis draws='implicit-first-layer' needs grad_backend='ghost' (got "
                                  f"{ctx.config.grad_backend!r}): its forward pass must see the whole batch")
-            module.forward = self._first_layer_forward(module)
+            module._dplis_draws = self  # read by _first_layer_forward; a deep copy of the model copies both
+            module.forward = types.MethodType(_first_layer_forward, module)
             self._patched = True
         if self._restored is not None:  # resuming: the checkpoint's stream, not a fresh one
             self.generator.set_state(self._restored)
@@ -198,30 +200,27 @@ class DPlis(Plugin):
                 out.update(self._draw({k: v}))
         return out
 
-    def _first_layer_forward(self, module: torch.nn.Linear):
-        """The first layer's forward: a plain Linear outside a draw (e.g. evaluation); in a draw, the
-        draw's ``x W^T + s R^T Z`` plus the bias (:class:`_FirstLayer`); ``ValueError`` when the
-        layer does not read the batch's input."""
-        linear = type(module).forward
-
-        def forward(a: torch.Tensor) -> torch.Tensor:
-            if self._pending is None:
-                return linear(module, a)
-            x, pre = self._pending
-            self._pending = None
-            if not (a.dim() == 2 and len(a) == len(pre) and a.numel() == x.numel()
-                    and a.data_ptr() == x.data_ptr() and a.is_contiguous() and x.is_contiguous()):
-                raise ValueError("DPlis draws='implicit-first-layer': the first Linear layer must read the "
-                                 "model's input (flattened, [B, p]); use draws='torch'")
-            return _FirstLayer.apply(a, module.weight, module.bias, pre)
-
-        return forward
-
     def state_dict(self) -> dict:
         return {"generator": self.generator.get_state()}
 
     def load_state_dict(self, state: dict) -> None:
         self._restored = state["generator"].cpu()
+
+
+def _first_layer_forward(module: torch.nn.Linear, a: torch.Tensor) -> torch.Tensor:
+    """The first layer's forward under draws="implicit-first-layer": a plain Linear outside a draw
+    (e.g. evaluation); in a draw, the draw's ``x W^T + s R^T Z`` plus the bias (:class:`_FirstLayer`);
+    ``ValueError`` when the layer does not read the batch's input."""
+    plugin = module._dplis_draws
+    if plugin._pending is None:
+        return type(module).forward(module, a)
+    x, pre = plugin._pending
+    plugin._pending = None
+    if not (a.dim() == 2 and len(a) == len(pre) and a.numel() == x.numel()
+            and a.data_ptr() == x.data_ptr() and a.is_contiguous() and x.is_contiguous()):
+        raise ValueError("DPlis draws='implicit-first-layer': the first Linear layer must read the "
+                         "model's input (flattened, [B, p]); use draws='torch'")
+    return _FirstLayer.apply(a, module.weight, module.bias, pre)
 
 
 class _FirstLayer(torch.autograd.Function):
