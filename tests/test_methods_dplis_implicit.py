@@ -201,7 +201,6 @@ def test_refusals():
 
 def test_first_layer_is_a_plain_linear_outside_a_draw():
     """Evaluation calls, and a deep copy of the model (its own first layer's weights, not the original's)."""
-
     ctx, plugin, x, _ = _setup()
     m = ctx.model
     with torch.no_grad():
