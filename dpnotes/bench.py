@@ -9,7 +9,9 @@ as samples per second. Methods (:data:`METHODS`):
 * ``ghost``, ``func``, ``opacus-grads``: :func:`dpnotes.train.private_step` with that
   ``grad_backend`` (clipping, noise on the sum, SGD);
 * ``dplis-ghost``, ``dplis-func``: the same step with DPlis' K-draw smoothing
-  (:mod:`dpnotes.methods.dplis`, ``K = dplis_k``, R = 10, the authors' sum);
+  (:mod:`dpnotes.methods.dplis`, ``K = dplis_k``, R = 10, the authors' sum), its draws the
+  stored records' stream (``torch.randn``); ``dplis-ghost-implicit``: the same with
+  ``draws="implicit-first-layer"``, as DPlis' new seeds draw (``DRAWS_FROM_SEED``);
 * ``nonprivate``: :func:`dpnotes.train.nonprivate_step` (mean loss, autograd, SGD);
 * ``opacus``: opacus ``GradSampleModule`` hooks + ``DPOptimizer`` (same clip, noise, lr);
 * ``opacus-ghost``: opacus' ghost clipping (``GradSampleModuleFastGradientClipping``,
@@ -50,8 +52,8 @@ from dpnotes.methods import dplis
 from dpnotes.train import TrainConfig, build_context, nonprivate_step, private_step
 
 WARMUP = 2
-METHODS = ("ghost", "func", "opacus-grads", "dplis-ghost", "dplis-func", "nonprivate", "opacus",
-           "opacus-ghost")
+METHODS = ("ghost", "func", "opacus-grads", "dplis-ghost", "dplis-ghost-implicit", "dplis-func", "nonprivate",
+           "opacus", "opacus-ghost")
 DEFAULT_METHODS = ("ghost", "func", "nonprivate", "opacus", "opacus-ghost")
 # Methods that hold every example's full gradient at once (batch x parameters floats).
 PER_EXAMPLE_GRADIENTS = ("func", "opacus-grads", "dplis-func", "opacus")
@@ -87,9 +89,10 @@ def _engine_step(name: str, x, y, method: str, device: str, dplis_k: int) -> Cal
         config, plugins = TrainConfig.non_private(batch_size=len(y), lr=0.05, device=device), ()
     else:
         smoothing = method.startswith("dplis-")
-        backend = {"opacus-grads": "opacus"}.get(method, method.removeprefix("dplis-"))
+        backend = {"opacus-grads": "opacus"}.get(method, method.removeprefix("dplis-").removesuffix("-implicit"))
         config = _config(len(y), device, backend, smoothing)
-        plugins = (dplis.DPlis(dplis.Config(K=dplis_k, R=10.0, combine="sum")),) if smoothing else ()
+        draws = "implicit-first-layer" if method.endswith("-implicit") else "torch"
+        plugins = (dplis.DPlis(dplis.Config(K=dplis_k, R=10.0, combine="sum", draws=draws)),) if smoothing else ()
     ctx = build_context(models.create(name), (x, y), None, config, plugins=plugins)
     for p in plugins:
         p.on_train_start(ctx)
@@ -289,12 +292,12 @@ def format_table(results: list[dict]) -> str:
                      f"load {r['load_avg']:.2f}")
         for m, v in r["methods"].items():
             if "samples_per_s" not in v:
-                lines.append(f"  {m:<14} fails: {v['error'][:90]}" if "error" in v else f"  {m:<14} {v['skipped']}")
+                lines.append(f"  {m:<17} fails: {v['error'][:90]}" if "error" in v else f"  {m:<17} {v['skipped']}")
                 continue
             peak = "-" if v["peak_mb"] is None else f"{v['peak_mb']:.1f} MiB"
-            lines.append(f"  {m:<14} {v['samples_per_s']:>10.0f} samples/s {v['step_ms']:>10.1f} ms/step  peak {peak}"
+            lines.append(f"  {m:<17} {v['samples_per_s']:>10.0f} samples/s {v['step_ms']:>10.1f} ms/step  peak {peak}"
                          f"  {v['layout']}")
-        for m in ("dplis-ghost", "dplis-func"):
+        for m in ("dplis-ghost", "dplis-ghost-implicit", "dplis-func"):
             if m in ms and "nonprivate" in ms:
                 lines.append(f"  {m} step / non-private step: {ms[m]['step_ms'] / ms['nonprivate']['step_ms']:.2f}x")
         ours = [m for m in ("ghost", "func") if m in ms]

@@ -144,11 +144,12 @@ def test_paper_configs_are_the_eps1_99_cells_of_tables_2_and_11():
     by_exp = {c["experiment"]: c for c in paper if c["seed"] == 0}
     # Seeds 1 and 2 of every eps-1.99 cell, all arms of a row under each seed (paired gains), and
     # otherwise the seed-0 config: the same spec but for the seed and, where GHOST_FROM_SEED says
-    # so, the backend (tests/test_experiments_backends.py).
+    # so, the backend (tests/test_experiments_backends.py), and where DRAWS_FROM_SEED says so, DPlis'
+    # draws (tests/test_methods_dplis_implicit.py).
     extra = [c for c in paper if c["seed"] != 0]
     assert {(c["experiment"], c["seed"]) for c in extra} == {
         (e, s) for e in by_exp if not e.startswith("table9.") for s in dplis.EXTRA_SEEDS}
-    switched = set()
+    switched, drawn = set(), set()
     for c in extra:
         base = by_exp[c["experiment"]]
         assert c["train"]["seed"] == c["seed"]
@@ -156,8 +157,12 @@ def test_paper_configs_are_the_eps1_99_cells_of_tables_2_and_11():
         if same != base and same["train"]["grad_backend"] == "ghost" and "grad_backend" not in base["train"]:
             switched.add(c["experiment"])
             del same["train"]["grad_backend"]
+        if "draws" in (same.get("method_config") or {}) and "draws" not in base["method_config"]:
+            drawn.add(c["experiment"])
+            same["method_config"] = {k: v for k, v in same["method_config"].items() if k != "draws"}
         assert same == base
     assert switched == {"table2.mnist_cnn.eps1_99.r10", "table2.mnist_cnn.eps1_99.rbest"}
+    assert drawn == {"table2.cifar10_mlp.eps1_99.r10", "table2.cifar10_mlp.eps1_99.rbest"}
     assert set(dplis.ROWS) == {"mnist_mlp", "mnist_cnn", "cifar10_mlp", "cifar10_cnn", "cifar10_cnn_tanh"}
     # Table 11's R_best is R = 10 at eps = 1.99: its R = 10 run answers both arms (no second run).
     assert "table11.cifar10_cnn_tanh.eps1_99.rbest" not in by_exp

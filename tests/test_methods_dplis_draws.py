@@ -125,3 +125,24 @@ def test_patch_gradients_of_several_calls_match_func(nd, cin, cout, k, stride, p
         assert torch.allclose(mat[k_], dense[k_], rtol=RTOL, atol=1e-12), k_
         assert torch.allclose(a[k_], b[k_], rtol=RTOL, atol=1e-12), k_
     ghost.close()
+
+
+def test_patch_buffer_kept_across_calls_gives_the_fresh_buffers_numbers():
+    """ghost_conv keeps one patch buffer per convolution across calls and steps (issue #36): a larger
+    batch, a smaller one, another dtype, each equal bit for bit to a run with the buffer dropped."""
+    from dpnotes.train import ghost_conv
+
+    torch.manual_seed(3)
+    conv = nn.Conv2d(16, 4, 3, stride=2, padding=1).to(memory_format=torch.channels_last)
+    for b, dtype in ((5, torch.float32), (3, torch.float32), (4, torch.float64), (6, torch.float32)):
+        m = conv.to(dtype)
+        calls = [(torch.randn(b, 16, 7, 7, dtype=dtype).contiguous(memory_format=torch.channels_last),
+                  torch.randn(b, 4, 4, 4, dtype=dtype)) for _ in range(2)]
+        kept = ghost_conv.patch_weight_grads(m, calls, chunk=2 * 16 * 9 * 16)  # several chunks
+        ghost_conv._PATCHES.pop(m, None)
+        fresh = ghost_conv.patch_weight_grads(m, calls, chunk=2 * 16 * 9 * 16)
+        assert torch.equal(kept, fresh)
+        want = sum(torch.einsum("bdt,bpt->bdp", gy.flatten(2), torch.nn.functional.unfold(
+            x.contiguous(), 3, padding=1, stride=2).view(b, 16, 9, -1).transpose(1, 2).reshape(b, 144, -1))
+            for x, gy in calls)
+        assert torch.allclose(kept, want, rtol=1e-4 if dtype == torch.float32 else 1e-10, atol=1e-5)

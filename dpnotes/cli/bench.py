@@ -14,7 +14,8 @@ DEFAULT_MODELS = ("tf-mnist-cnn", "dplis-mlp-mnist")
 PAPER_MODELS = ("tf-mnist-cnn", "dplis-mlp-mnist", "dplis-cifar-cnn", "dplis-mlp-cifar", "gdp-adult",
                 "gdp-imdb", "neumf", "sadpsgd-cnn", "sadpsgd-cifar-cnn", "scatternet-cnn",
                 "scatternet-cifar-cnn", "dpis-imdb-bilstm")
-METHODS = ("ghost", "func", "opacus-grads", "dplis-ghost", "dplis-func", "nonprivate", "opacus", "opacus-ghost")
+METHODS = ("ghost", "func", "opacus-grads", "dplis-ghost", "dplis-ghost-implicit", "dplis-func", "nonprivate",
+           "opacus", "opacus-ghost")
 DEFAULT_METHODS = ("ghost", "func", "nonprivate", "opacus", "opacus-ghost")
 
 
@@ -29,7 +30,10 @@ def register(subparsers) -> None:
     p.add_argument("--batch-size", default="256",
                    help="an integer, or 'paper': each model's batch size in its paper (models without one skipped)")
     p.add_argument("--methods", nargs="+", default=list(DEFAULT_METHODS), metavar="METHOD",
-                   help=f"of {', '.join(METHODS)} (default: {' '.join(DEFAULT_METHODS)})")
+                   help=f"of {', '.join(METHODS)} (default: {' '.join(DEFAULT_METHODS)}); dplis-ghost draws "
+                        "DPlis' perturbations as the stored records did (torch.randn), dplis-ghost-implicit as "
+                        "its new seeds do (draws='implicit-first-layer': the first layer's perturbation drawn as its "
+                        "output's, MLPs only)")
     p.add_argument("--dplis-k", type=int, default=10, help="K of the dplis-* methods (smoothing draws)")
     p.add_argument("--steps", type=int, default=10, help="timed steps per method (after 2 warm-up)")
     p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:<i> | auto")

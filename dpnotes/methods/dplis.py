@@ -26,11 +26,29 @@ The losses and outputs returned for the running train metrics are those of the l
 (as the authors' code logs them). The draws come from the method's own generator
 (:mod:`dpnotes.methods._rng`), so a smoothed run and its R = 0 baseline with the same seed see
 the same batches and DP noise; with R = 0 the step is exactly the DP-SGD step.
+
+``draws`` (issue #36; not the paper's) picks how the perturbations are drawn. ``"torch"`` (the
+default, left out of the resolved settings so that the stored runs keep their ids): each
+parameter's nu_j by ``torch.randn`` on the method's generator, the stream of every stored
+record. ``"implicit-first-layer"``, for new seeds only (``DRAWS_FROM_SEED`` in
+:mod:`dpnotes.experiments.dplis.runs`): the first layer (a Linear reading the model's input x,
+[B, p]) only ever sees its perturbed weight through x (W + s nu)^T = x W^T + s x nu^T, and for
+nu [h, p] with iid N(0, 1) entries, x nu^T = R^T Z in distribution, where x^T = Q R is the
+reduced QR decomposition (Q [p, k] orthonormal, R [k, B], k = min(B, p)) and Z = (nu Q)^T [k, h]
+is iid N(0, 1) (an orthonormal projection of iid normals). So the step draws Z (k h numbers
+instead of p h: 12x fewer for the CIFAR-10 MLP at B = 256) and adds s R^T Z to the layer's
+output, R once per step (the same x for all K draws); every other parameter is drawn as with
+"torch". The product x W^T is the same for the K draws: it is formed once per step, and each draw's
+first-layer output is x W^T + s R^T Z + b_j (:class:`_FirstLayer`, whose backward is the Linear's).
+The per-example gradients at the K draws then have exactly the distribution of Eq. 6's (the
+sample differs: a different stream). It needs the ghost backend (whose forward sees the
+whole batch) and refuses a model whose first trainable layer is not a Linear reading the input.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import types
 from dataclasses import dataclass
 
 import torch
@@ -42,6 +60,7 @@ from dpnotes.train.grads import add_examples, scale_examples
 
 VERSION = 1
 COMBINES = ("mean", "sum")
+DRAWS = ("torch", "implicit-first-layer")  # the first: the stored records' stream (module docstring)
 
 
 @dataclass(frozen=True)
@@ -52,20 +71,28 @@ class Config:
     R        smoothing radius (>= 0): the perturbation std is R * lr * sigma * C (Eq. 6 with
              lr = eta/L); Table 2 reports R = 10 and R_best (Table 6). R = 0 is DP-SGD.
     combine  "mean" over the K gradients (Alg. 2, Eq. 6) or "sum" (the authors' code).
+    draws    how the perturbations are drawn, one of DRAWS (module docstring; not the paper's).
     """
 
     K: int = 10
     R: float = 10.0
     combine: str = "mean"
+    draws: str = DRAWS[0]
 
     def __post_init__(self):
         validate.integer("K", self.K, minimum=1)
         object.__setattr__(self, "R", validate.nonnegative("R", self.R))
         validate.choice("combine", self.combine, COMBINES)
+        validate.choice("draws", self.draws, DRAWS)
 
 
 def resolve(settings: dict) -> dict:
-    return dataclasses.asdict(Config(**settings))
+    """The settings with defaults filled in, except ``draws`` when it is the stored stream's
+    (the run specs made before ``draws`` existed, hence their ids, stay as they were)."""
+    out = dataclasses.asdict(Config(**settings))
+    if out["draws"] == DRAWS[0]:
+        del out["draws"]
+    return out
 
 
 def hooks(config: Config) -> tuple:
@@ -95,6 +122,10 @@ class DPlis(Plugin):
         self.generator: torch.Generator | None = None
         self._restored: torch.Tensor | None = None
         self._buffers: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._first: str | None = None  # draws="implicit-first-layer": the first layer's weight name
+        # (its input, x W^T + s R^T Z) for the first layer's next call, set by a draw
+        self._pending: tuple[torch.Tensor, torch.Tensor] | None = None
+        self._patched = False  # the first layer's forward, replaced for good (a plain Linear outside a draw)
 
     def on_train_start(self, ctx) -> None:
         self.std = smoothing_std(ctx.config, self.config.R)
@@ -102,6 +133,14 @@ class DPlis(Plugin):
         # 50 ms a draw, and its K = 10 step ran at 167x a non-private step on an H200 (README);
         # on the CPU the stream is the one it always was (stored records stay bit-identical)
         self.generator = method_generator(ctx.config.seed, self.name, ctx.device)
+        if self.config.draws == "implicit-first-layer" and not self._patched:
+            self._first, module = first_linear(ctx.model)
+            if ctx.config.grad_backend != "ghost":
+                raise ValueError("DPlis draws='implicit-first-layer' needs grad_backend='ghost' (got "
+                                 f"{ctx.config.grad_backend!r}): its forward pass must see the whole batch")
+            module._dplis_draws = self  # read by _first_layer_forward; a deep copy of the model copies both
+            module.forward = types.MethodType(_first_layer_forward, module)
+            self._patched = True
         if self._restored is not None:  # resuming: the checkpoint's stream, not a fresh one
             self.generator.set_state(self._restored)
             self._restored = None
@@ -112,8 +151,18 @@ class DPlis(Plugin):
             grads, losses, outputs = grad_fn(params, inputs, targets)
             return (scale_examples(grads, K) if self.config.combine == "sum" else grads, losses, outputs)
         total = None
+        x = inputs[0]
+        if self._first is not None:  # per step: R [k, B] (x^T = QR) and x W^T, shared by the K draws
+            flat = x.reshape(len(x), -1)
+            r = torch.linalg.qr(flat.T, mode="r")[1]
+            with torch.no_grad():
+                base = flat @ params[self._first].T
         for _ in range(K):  # one draw of all parameters per j, shared by the batch
-            grads, losses, outputs = grad_fn(self._draw(params), inputs, targets)
+            drawn = self._draw(params) if self._first is None else self._draw_implicit(params, x, r, base)
+            grads, losses, outputs = grad_fn(drawn, inputs, targets)
+            if self._pending is not None:
+                self._pending = None
+                raise ValueError("DPlis draws='implicit-first-layer': the first layer was not called")
             total = grads if total is None else add_examples(total, grads)
         if self.config.combine == "mean":  # dense: divided, as before (bit-identical runs)
             total = {k: g / K for k, g in total.items()} if isinstance(total, dict) \
@@ -138,8 +187,68 @@ class DPlis(Plugin):
             out[k] = torch.add(v, noise.mul_(self.std), out=shifted)
         return out
 
+    def _draw_implicit(self, params: dict, x: torch.Tensor, r: torch.Tensor, base: torch.Tensor) -> dict:
+        """One draw with the first layer's weight left as it is and ``x W^T + s R^T Z`` (``base`` = x W^T)
+        set aside for its output (module docstring), Z drawn at the weight's place in the parameters' order."""
+        out = {}
+        for k, v in params.items():
+            if k == self._first:
+                z = torch.randn((r.shape[0], v.shape[0]), generator=self.generator, dtype=v.dtype, device=v.device)
+                self._pending = x, torch.addmm(base, r.T, z, alpha=self.std)
+                out[k] = v
+            else:
+                out.update(self._draw({k: v}))
+        return out
+
     def state_dict(self) -> dict:
         return {"generator": self.generator.get_state()}
 
     def load_state_dict(self, state: dict) -> None:
         self._restored = state["generator"].cpu()
+
+
+def _first_layer_forward(module: torch.nn.Linear, a: torch.Tensor) -> torch.Tensor:
+    """The first layer's forward under draws="implicit-first-layer": a plain Linear outside a draw
+    (e.g. evaluation); in a draw, the draw's ``x W^T + s R^T Z`` plus the bias (:class:`_FirstLayer`);
+    ``ValueError`` when the layer does not read the batch's input."""
+    plugin = module._dplis_draws
+    if plugin._pending is None:
+        return type(module).forward(module, a)
+    x, pre = plugin._pending
+    plugin._pending = None
+    if not (a.dim() == 2 and len(a) == len(pre) and a.numel() == x.numel()
+            and a.data_ptr() == x.data_ptr() and a.is_contiguous() and x.is_contiguous()):
+        raise ValueError("DPlis draws='implicit-first-layer': the first Linear layer must read the "
+                         "model's input (flattened, [B, p]); use draws='torch'")
+    return _FirstLayer.apply(a, module.weight, module.bias, pre)
+
+
+class _FirstLayer(torch.autograd.Function):
+    """``pre + b``, a Linear layer's output at input ``a`` and weight ``w`` whose product (and draw
+    noise) ``pre`` was formed once for the K draws; the backward is the Linear's."""
+
+    @staticmethod
+    def forward(ctx, a, w, b, pre):
+        ctx.save_for_backward(a, w)
+        ctx.has_bias = b is not None
+        return pre + b if b is not None else pre.clone()
+
+    @staticmethod
+    def backward(ctx, g):
+        a, w = ctx.saved_tensors
+        ga = g @ w if ctx.needs_input_grad[0] else None
+        gw = g.T @ a if ctx.needs_input_grad[1] else None
+        gb = g.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return ga, gw, gb, None
+
+
+def first_linear(model: torch.nn.Module) -> tuple[str, torch.nn.Module]:
+    """(weight name, module) of ``model``'s first module with a trainable parameter, which must be
+    an ``nn.Linear`` (draws="implicit-first-layer"); ``ValueError`` naming it otherwise."""
+    for prefix, module in model.named_modules():
+        if any(p.requires_grad for p in module.parameters(recurse=False)):
+            if not isinstance(module, torch.nn.Linear) or not module.weight.requires_grad:
+                raise ValueError(f"DPlis draws='implicit-first-layer' needs a model whose first trainable layer "
+                                 f"is a Linear; module {prefix!r} is a {type(module).__name__}; use draws='torch'")
+            return (f"{prefix}.weight" if prefix else "weight"), module
+    raise ValueError("DPlis draws='implicit-first-layer': the model has no trainable layer")

@@ -61,6 +61,7 @@ from .privacy import (
 from .runs import (
     ARMS,
     COMBINE,
+    DRAWS_FROM_SEED,
     EXTRA_SEEDS,
     FIGURE3_R,
     FIGURE3_ROWS,
@@ -82,6 +83,7 @@ from .runs import (
     Row,
     _config,
     _tag,
+    choose_draws,
     configs,
     experiment,
     long_configs,
@@ -96,7 +98,7 @@ from .settings import CONVERSION, DATA_VERSION, DELTA, ORDERS, PAPER, TF_TUTORIA
 from .training import CIFAR10_MEAN, CIFAR10_STD, execute, landscape_of, load
 
 __all__ = [
-    'GHOST_FROM_SEED',
+    'DRAWS_FROM_SEED', 'GHOST_FROM_SEED', 'choose_draws',
     '_acc_at', '_config', '_tag', 'ARMS', 'CIFAR10_MEAN', 'CIFAR10_STD', 'column_epoch', 'column_match',
     'ColumnMatch', 'COMBINE', 'configs', 'CONVERSION', 'DATA_VERSION', 'dataset_counts', 'DELTA', 'epoch_table',
     'eps_columns', 'epsilon', 'epsilon_tf_tutorial', 'execute', 'experiment', 'EXTRA_SEEDS', 'FIGURE3_R',
