@@ -13,6 +13,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from interrupt import Interrupted, StopAtEpoch
 from scipy import stats
 from torch import nn
 from toy_runs import run, strip
@@ -219,10 +220,15 @@ def test_resolve_leaves_the_default_out_and_stored_ids_alone():
     assert dplis.resolve({"draws": IMPLICIT})["draws"] == IMPLICIT
 
 
-def test_draws_from_seed_switches_only_unstored_cifar10_mlp_smoothed_seeds():
+def test_draws_from_seed_switches_only_unstored_mlp_smoothed_seeds():
     switched = {(c["experiment"], c["seed"]) for c in runs.configs("paper")
                 if (c.get("method_config") or {}).get("draws") == IMPLICIT}
-    assert switched == {(f"table2.cifar10_mlp.eps1_99.{arm}", s) for arm in ("r10", "rbest") for s in (1, 2)}
+    short = {(e, s) for e, s in switched if ".eps1_99." in e}
+    assert short == {(f"table2.cifar10_mlp.eps1_99.{arm}", s) for arm in ("r10", "rbest") for s in (1, 2)}
+    long = switched - short  # the MLPs' smoothed long runs, every seed
+    assert long and all(".eps10_00.r" in e and "_mlp." in e for e, _ in long)
+    assert {e for e, _ in long} == {c["experiment"] for c in runs.configs("paper")
+                                    if "_mlp.eps10_00.r" in c["experiment"]}
     stored = {(r["spec"]["experiment"], r["spec"]["seed"]) for r in Store(ROOT).records("dplis", "paper")}
     assert stored and not switched & stored
     assert all("draws" not in (c.get("method_config") or {}) for c in experiments.module("dplis").configs("smoke"))
@@ -241,19 +247,10 @@ def test_trains_end_to_end_and_resumes_like_the_uninterrupted_run(tmp_path):
     torch_draws, _ = run(cfg, [plugin("torch")])
     assert strip(full)["final"] != strip(torch_draws)["final"]
 
-    class Stop(Exception):
-        pass
-
-    class StopAfter(Plugin):
-        name = "stop"
-
-        def on_epoch_start(self, ctx, epoch):
-            if epoch == 2:
-                raise Stop
 
     path = tmp_path / "run.pt"
-    with pytest.raises(Stop):
-        run(cfg, [plugin(), StopAfter()], checkpoint=path)
+    with pytest.raises(Interrupted):
+        run(cfg, [plugin(), StopAtEpoch(2)], checkpoint=path)
     resumed, resumed_model = run(cfg, [plugin(), Plugin()], checkpoint=path, model_seed=9)
     assert strip(resumed) == strip(full)
     assert all(torch.equal(p, q) for p, q in zip(resumed_model.parameters(), full_model.parameters()))

@@ -87,10 +87,12 @@ def radius(row: str, arm: str, column: str = "eps1_99") -> float | None:
 # The MNIST CNN row ran on func (Row.backend None); its smoothed arms' seeds 1 and 2 and its long
 # runs (none stored) run on the ghost backend (issue #36, :mod:`dpnotes.experiments.backends`).
 GHOST_FROM_SEED = {"table2.mnist_cnn.eps1_99.r*": 1, "*.mnist_cnn.eps10_00.*": 0}
-# The CIFAR-10 MLP's smoothed arms from seed 1 (none stored; seed 0 keeps its id) draw the first layer's
-# perturbation as its output's (issue #36; dpnotes.methods.dplis, draws="implicit-first-layer": the same
-# distribution of the step, a different stream, about half the step time); same format as GHOST_FROM_SEED.
-DRAWS_FROM_SEED = {"table2.cifar10_mlp.eps1_99.r*": 1}
+# The CIFAR-10 MLP's smoothed arms from seed 1 (none stored; seed 0 keeps its id) and the two MLPs'
+# smoothed long runs (none stored) draw the first layer's perturbation as its output's (issue #36;
+# dpnotes.methods.dplis, draws="implicit-first-layer": the same distribution of the step, a different
+# stream, about half the step time on the CIFAR-10 MLP); same format as GHOST_FROM_SEED.
+DRAWS_FROM_SEED = {"table2.cifar10_mlp.eps1_99.r*": 1, "*.cifar10_mlp.eps10_00.r*": 0,
+                   "*.mnist_mlp.eps10_00.r*": 0}
 IMPLICIT = "implicit-first-layer"
 
 
@@ -221,7 +223,7 @@ def _long_config(row: str, r: float | None, column: str, experiment: str, seed: 
     if r is not None:
         config["method_config"]["R"] = r
     config["experiment"] = experiment
-    return backends.choose(config, GHOST_FROM_SEED)
+    return choose_draws(backends.choose(config, GHOST_FROM_SEED))
 
 
 def long_configs() -> list[dict]:
