@@ -11,8 +11,8 @@ is stored. The loop's phase timers (:mod:`dpnotes.phases`) say how its wall time
 * ``steps_samples_per_s``: samples per second of the steps alone (gradients, clipping, noise,
   optimizer: what ``dpnotes bench`` times on a fixed batch);
 * ``run_samples_per_s``: samples per second of the loop, evaluation, the method's passes,
-  batching and accounting included (what a run pays once, data loading and model setup, is
-  ``once_s``);
+  batching and per-epoch accounting included (what a run pays once, data loading, model setup
+  and the final pricing by every accountant, is ``once_s``);
 * ``ratio``: the second over the first; ``method_share``: the method's extra passes
   (``accept``: SA-DPSGD's candidate tests; ``method``: other hooks, DPIS's per-record norms)
   as a share of the loop's time.
@@ -84,7 +84,7 @@ def format_rows(results: list[dict]) -> str:
                      f"{_pct(r['ratio']):>6} {_pct(r['method_share']):>6} {r['once_s']:6.1f}  {shares}")
     lines.append("steps/s, run/s: samples per second of the steps alone and of the loop (evaluation, method "
                  "passes, batching, accounting included); shares in % of the loop's time; once_s: what a run "
-                 "pays once (data loading, model setup)")
+                 "pays once (data loading, model setup, final pricing)")
     return "\n".join(lines)
 
 

@@ -9,8 +9,9 @@ Phases: ``setup`` (model and data to the device), ``batch`` (Poisson draw, gathe
 ``transform_batch``), ``step`` (gradients, clipping, noise, optimizer), ``accept`` (an accept
 rule's candidate tests: SA-DPSGD's energy), ``eval`` (test passes), ``method`` (the other
 plug-in hooks: DPIS's per-record norms each epoch, per-step hooks), ``accounting`` (pricing the
-ledger, the target-eps stop), ``checkpoint``, ``loop`` (the rest of :func:`~dpnotes.train.train`)
-and ``outside`` (the run's wall time outside the loop: loading and preparing data, DPIS's
+ledger after each epoch by the cheap accountants, the target-eps stop), ``checkpoint``, ``loop``
+(the rest of :func:`~dpnotes.train.train`), ``final`` (the run's pricing by every accountant, the
+slow ones included, once at its end) and ``outside`` (the run's wall time outside the loop: loading and preparing data, DPIS's
 ScatterNet features, analyses of the trained model).
 
 :func:`collect` gathers the phases of every loop run inside it (a method may run the loop
@@ -23,11 +24,13 @@ from __future__ import annotations
 from contextlib import contextmanager
 from time import perf_counter
 
-PHASES = ("setup", "batch", "step", "accept", "eval", "method", "accounting", "checkpoint", "loop", "outside")
+PHASES = ("setup", "batch", "step", "accept", "eval", "method", "accounting", "checkpoint", "loop", "final",
+          "outside")
 # The passes a paper's algorithm adds to DP-SGD (reported as its share of the run).
 METHOD_PHASES = ("accept", "method")
-# What a run pays once, however long it trains (data loading, model setup, torch's lazy imports).
-ONCE = ("setup", "outside")
+# What a run pays once, however long it trains (data loading, model setup, torch's lazy imports,
+# the final pricing by every accountant).
+ONCE = ("setup", "final", "outside")
 
 
 class Timer:
@@ -68,7 +71,7 @@ class Timer:
         seconds = dict(self.seconds)
         seconds["outside"] = max(wall_s - sum(v for k, v in seconds.items() if k != "outside"), 0.0)
         return {"wall_s": round(wall_s, 4), "samples": self.samples, "steps": self.steps,
-                "seconds": {k: round(v, 4) for k, v in seconds.items()}}
+                "seconds": {k: round(v, 6) for k, v in seconds.items()}}
 
 
 _active: list[Timer] = []

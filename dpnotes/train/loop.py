@@ -475,7 +475,7 @@ def _train(ctx: TrainContext, progress: bool, checkpoint: str | Path | None) -> 
     finally:
         if ctx.backend is not None:
             ctx.backend.close()
-    with timer.phase("accounting"):
+    with timer.phase("final"):
         return _record(ctx, history)
 
 
