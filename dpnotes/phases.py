@@ -11,8 +11,8 @@ rule's candidate tests: SA-DPSGD's energy), ``eval`` (test passes), ``method`` (
 plug-in hooks: DPIS's per-record norms each epoch, per-step hooks), ``accounting`` (pricing the
 ledger after each epoch by the cheap accountants, the target-eps stop), ``checkpoint``, ``loop``
 (the rest of :func:`~dpnotes.train.train`), ``final`` (the run's pricing by every accountant, the
-slow ones included, once at its end) and ``outside`` (the run's wall time outside the loop: loading and preparing data, DPIS's
-ScatterNet features, analyses of the trained model).
+slow ones included, once at its end) and ``outside`` (the run's wall time outside the loop:
+loading and preparing data, DPIS's ScatterNet features, analyses of the trained model).
 
 :func:`collect` gathers the phases of every loop run inside it (a method may run the loop
 several times, LP-MST); the executor stores them in the run's provenance segment
@@ -70,7 +70,7 @@ class Timer:
         ``wall_s``: what the loop did not account for is ``outside``."""
         seconds = dict(self.seconds)
         seconds["outside"] = max(wall_s - sum(v for k, v in seconds.items() if k != "outside"), 0.0)
-        return {"wall_s": round(wall_s, 4), "samples": self.samples, "steps": self.steps,
+        return {"wall_s": round(wall_s, 6), "samples": self.samples, "steps": self.steps,
                 "seconds": {k: round(v, 6) for k, v in seconds.items()}}
 
 

@@ -172,3 +172,14 @@ def test_end_to_end_config_is_a_new_seed_on_its_backend_cut_to_one_epoch():
 def test_bench_end_to_end_options_are_checked(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_bench_end_to_end_runs_the_papers_execute_and_reports_its_phases(toy_paper, capsys):
+    assert main(["bench", "--end-to-end", "gdp", "--profile", "smoke", "--steps", "2", "--threads", "1",
+                 "--json"]) == 0
+    [result] = json.loads(capsys.readouterr().out)["results"]
+    assert result["experiment"] == "toy" and result["seed"] == 1  # a new seed, past the configured 0
+    assert result["steps"] == 2 and result["backend"] == "func"
+    assert 0 < result["ratio"] <= 1 and result["steps_samples_per_s"] >= result["run_samples_per_s"] > 0
+    assert sum(result["shares"].values()) == pytest.approx(1.0, abs=1e-2)  # up to the 1e-6 s rounding
+    assert set(result["seconds"]) == set(phases.PHASES)

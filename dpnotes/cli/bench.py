@@ -1,5 +1,6 @@
 """``dpnotes bench``: samples/s and peak memory of a DP-SGD step (ours, opacus) and of a
-non-private step."""
+non-private step; with ``--end-to-end PAPER``, a paper experiment's real run cut to one epoch and
+where its time goes (:mod:`dpnotes.bench_e2e`)."""
 
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def run(args) -> int:
         raise ValueError("give --models or --paper, not both")
     names = PAPER_MODELS if args.paper else args.models or DEFAULT_MODELS
     batch = args.batch_size if args.batch_size == "paper" else _integer("--batch-size", args.batch_size)
-    results = bench(names, batch_size=batch, steps=10 if args.steps is None else args.steps, device=args.device, methods=args.methods,
+    steps = 10 if args.steps is None else args.steps
+    results = bench(names, batch_size=batch, steps=steps, device=args.device, methods=args.methods,
                     dplis_k=args.dplis_k)
     print(json.dumps({"results": results}, indent=2) if args.json else format_table(results))
     skipped = [name for name in names if batch == "paper" and paper_batch_size(name) is None]
