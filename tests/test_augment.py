@@ -21,6 +21,36 @@ def test_random_crop_is_a_shifted_window_of_the_zero_padded_image(b, h, w, pad, 
         assert windows
 
 
+def _crop_before_issue_36(x, generator, pad):
+    """The element-wise gather that random_crop was until issue #36 (the reference)."""
+    b, _, h, w = x.shape
+    padded = torch.nn.functional.pad(x, (pad, pad, pad, pad))
+    dy = torch.randint(0, 2 * pad + 1, (b,), generator=generator)
+    dx = torch.randint(0, 2 * pad + 1, (b,), generator=generator)
+    rows = (dy[:, None] + torch.arange(h))[:, :, None]
+    cols = (dx[:, None] + torch.arange(w))[:, None, :]
+    batch = torch.arange(b)[:, None, None]
+    return padded.permute(0, 2, 3, 1)[batch, rows, cols].permute(0, 3, 1, 2).contiguous()
+
+
+@settings(max_examples=25, deadline=None)
+@given(b=st.integers(1, 6), c=st.integers(1, 3), h=st.integers(2, 12), w=st.integers(2, 12),
+       pad=st.integers(0, 4), seed=st.integers(0, 99))
+def test_random_crop_is_bit_identical_to_the_element_wise_gather(b, c, h, w, pad, seed):
+    x = torch.randn(b, c, h, w)
+    gen, ref_gen = torch.Generator().manual_seed(seed), torch.Generator().manual_seed(seed)
+    out = augment.random_crop(x, gen, pad=pad)
+    assert torch.equal(out, _crop_before_issue_36(x, ref_gen, pad)) and out.is_contiguous()
+    assert torch.equal(gen.get_state(), ref_gen.get_state())  # the same draws: later batches unchanged
+
+
+def test_random_crop_of_paper_batches_is_bit_identical():  # MNIST and CIFAR-10 batches of 256
+    for shape in [(256, 1, 28, 28), (256, 3, 32, 32)]:
+        x = torch.rand(*shape, generator=torch.Generator().manual_seed(1))
+        assert torch.equal(augment.random_crop(x, torch.Generator().manual_seed(2)),
+                           _crop_before_issue_36(x, torch.Generator().manual_seed(2), augment.CROP_PAD))
+
+
 def test_crop_with_no_padding_is_the_identity():
     x = torch.rand(3, 1, 5, 5)
     assert torch.equal(augment.random_crop(x, torch.Generator(), pad=0), x)

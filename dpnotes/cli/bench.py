@@ -1,11 +1,15 @@
 """``dpnotes bench``: samples/s and peak memory of a DP-SGD step (ours, opacus) and of a
-non-private step."""
+non-private step; with ``--end-to-end PAPER``, a paper experiment's real run cut to one epoch and
+where its time goes (:mod:`dpnotes.bench_e2e`)."""
 
 from __future__ import annotations
 
 import json
 import sys
 import warnings
+
+from dpnotes.claims import PAPERS
+from dpnotes.results import PROFILES
 
 # The defaults live here, not in dpnotes.bench, so that `dpnotes --help` does not import torch.
 DEFAULT_MODELS = ("tf-mnist-cnn", "dplis-mlp-mnist")
@@ -35,7 +39,9 @@ def register(subparsers) -> None:
                         "its new seeds do (draws='implicit-first-layer': the first layer's perturbation drawn as its "
                         "output's, MLPs only)")
     p.add_argument("--dplis-k", type=int, default=10, help="K of the dplis-* methods (smoothing draws)")
-    p.add_argument("--steps", type=int, default=10, help="timed steps per method (after 2 warm-up)")
+    p.add_argument("--steps", type=int, default=None,
+                   help="timed steps per method (after 2 warm-up; default 10); with --end-to-end: steps of "
+                        "the cut run (default: one whole epoch of the paper config)")
     p.add_argument("--device", default="cpu", help="cpu | cuda | cuda:<i> | auto")
     p.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     p.add_argument("--max-memory", type=float, default=None, metavar="MIB",
@@ -43,27 +49,43 @@ def register(subparsers) -> None:
                         "opacus hooks): said in its row (default: no limit)")
     p.add_argument("--json", action="store_true", help="print {'results': [...]} as JSON")
     p.add_argument("--markdown", action="store_true", help="print the README's markdown table")
+    e2e = p.add_argument_group("end to end", "a paper experiment's real run, cut to one epoch, timed by phase "
+                               "(steps, evaluation, batching, the method's passes, accounting, data loading)")
+    e2e.add_argument("--end-to-end", choices=PAPERS, metavar="PAPER", help=f"one of: {', '.join(PAPERS)}")
+    e2e.add_argument("--only", metavar="PATTERN", help="the first experiment matching this glob (default: the first)")
+    e2e.add_argument("--profile", choices=PROFILES, default="paper", help="the configs' profile (default paper)")
+    e2e.add_argument("--grad-backend", choices=("func", "ghost", "opacus"), default=None,
+                     help="instead of the backend a new seed of the experiment gets")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from dpnotes.bench import bench, format_markdown, format_table, paper_batch_size
-
-    # opacus's hooks warn on every forward whose input does not require grad: benign here.
-    warnings.filterwarnings("ignore", message="Full backward hook is firing", category=UserWarning)
+    if args.end_to_end is None:
+        stray = [f for f, v in (("--only", args.only), ("--grad-backend", args.grad_backend)) if v is not None]
+        if stray or args.profile != "paper":
+            raise ValueError(f"{', '.join(stray) or '--profile'} only apply with --end-to-end")
+    elif args.models is not None or args.paper:
+        raise ValueError("--end-to-end runs a paper experiment: give no --models or --paper")
     if args.threads is not None:
         import torch
 
         if args.threads < 1:
             raise ValueError(f"--threads must be >= 1, got {args.threads}")
         torch.set_num_threads(args.threads)
+    if args.end_to_end is not None:
+        return _end_to_end(args)
+    from dpnotes.bench import bench, format_markdown, format_table, paper_batch_size
+
+    # opacus's hooks warn on every forward whose input does not require grad: benign here.
+    warnings.filterwarnings("ignore", message="Full backward hook is firing", category=UserWarning)
     if args.models is not None and args.paper:
         raise ValueError("give --models or --paper, not both")
     names = PAPER_MODELS if args.paper else args.models or DEFAULT_MODELS
     batch = args.batch_size if args.batch_size == "paper" else _integer("--batch-size", args.batch_size)
     if args.json and args.markdown:
         raise ValueError("give --json or --markdown, not both")
-    results = bench(names, batch_size=batch, steps=args.steps, device=args.device, methods=args.methods,
+    steps = 10 if args.steps is None else args.steps
+    results = bench(names, batch_size=batch, steps=steps, device=args.device, methods=args.methods,
                     dplis_k=args.dplis_k, max_memory_mb=args.max_memory)
     print(json.dumps({"results": results}, indent=2) if args.json
           else format_markdown(results) if args.markdown else format_table(results))
@@ -71,6 +93,20 @@ def run(args) -> int:
     if skipped:  # said, not silent: their papers print no batch size (any device), so no row
         print(f"no row for {', '.join(skipped)}: their papers print no DP-SGD batch size for them "
               "(give --batch-size N)", file=sys.stderr)
+    return 0
+
+
+def _end_to_end(args) -> int:
+    from dpnotes.bench_e2e import end_to_end, format_rows
+
+    device = args.device
+    if device == "auto":
+        from dpnotes.executors.local import resolve_device
+
+        device = resolve_device(device)
+    result = end_to_end(args.end_to_end, profile=args.profile, only=args.only, steps=args.steps,
+                        grad_backend=args.grad_backend, device=device)
+    print(json.dumps({"results": [result]}, indent=2) if args.json else format_rows([result]))
     return 0
 
 

@@ -8,7 +8,8 @@ when it starts, so one killed without a chance to close (SIGKILL, the end of a s
 still recorded: the next attempt marks it ``interrupted``, with its wall time up to the last
 checkpoint it wrote (file times, so checkpoints must stay where they were written), or drops it
 if it wrote none (it then contributed nothing). A segment ended by an exception closes itself,
-``interrupted`` too. Paper-profile runs start only from a clean tree.
+``interrupted`` too. Paper-profile runs start only from a clean tree. A segment that finishes
+holds its ``phases``: where its wall time went (:mod:`dpnotes.phases`; provenance, not spec).
 
 One process at a time runs a given run into a given store (:mod:`dpnotes.executors.lock`): a
 second one asked for it stops at once with a named error, before it trains or touches the
@@ -23,7 +24,7 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from dpnotes import experiments, provenance, validate
+from dpnotes import experiments, phases, provenance, validate
 from dpnotes.executors import DEVICES
 from dpnotes.executors.lock import run_lock
 from dpnotes.record import Record, assemble
@@ -107,11 +108,13 @@ def train_record(spec: RunSpec, *, device: str, checkpoints: Path, progress: boo
 
     save({**provenance.segment(state, device, started, 0.0), "open": True, "started_unix": time.time()})
     try:
-        out = module.execute(spec, device=device, progress=progress, checkpoint=checkpoint)
+        with phases.collect() as timer:
+            out = module.execute(spec, device=device, progress=progress, checkpoint=checkpoint)
     except BaseException:
         save({**provenance.segment(state, device, started, time.perf_counter() - start), "interrupted": True})
         raise
-    segments.append(provenance.segment(state, device, started, time.perf_counter() - start))
+    wall = time.perf_counter() - start
+    segments.append({**provenance.segment(state, device, started, wall), "phases": timer.to_json(wall)})
     save(segments[-1])
     return assemble(spec.id, spec.to_dict(), out, {
         "segments": segments, "wall_time_s": round(sum(s["wall_s"] for s in segments), 3),

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
-from dpnotes import validate
+from dpnotes import phases, validate
 from dpnotes.accounting.registry import accountant, price
 from dpnotes.ledger import CandidateStepDpEvent, GaussianDpEvent, Ledger, NonPrivateDpEvent, PoissonSampledDpEvent
 from dpnotes.train import checkpoint as ckpt
@@ -89,6 +89,7 @@ class TrainContext:
     _eval_cache: tuple[int, dict] | None = field(default=None, repr=False)
     validation_inputs: tuple[torch.Tensor, ...] | None = None  # held-out examples an accept rule may read
     validation_targets: torch.Tensor | None = None
+    phases: phases.Timer = field(default_factory=phases.current, repr=False)  # where the wall time goes
 
     def params(self) -> Params:
         return trainable(self.model)
@@ -200,11 +201,12 @@ def build_context(model: nn.Module, train_data, test_data, config: TrainConfig, 
 
 
 def _batch(ctx: TrainContext, idx: torch.Tensor):
-    idx = to_device(idx, ctx.device)  # drawn on the CPU; copied without a host sync
-    inputs = tuple(x[idx] for x in ctx.train_inputs)
-    targets = ctx.train_targets[idx]
-    for p in ctx.plugins:
-        inputs, targets = p.transform_batch(ctx, inputs, targets, idx)
+    with ctx.phases.phase("batch"):
+        idx = to_device(idx, ctx.device)  # drawn on the CPU; copied without a host sync
+        inputs = tuple(x[idx] for x in ctx.train_inputs)
+        targets = ctx.train_targets[idx]
+        for p in ctx.plugins:
+            inputs, targets = p.transform_batch(ctx, inputs, targets, idx)
     return inputs, targets
 
 
@@ -268,8 +270,9 @@ def _apply(ctx: TrainContext, info: dict, event) -> dict:
     set_learning_rate(ctx.optimizer, learning_rate(ctx.config, ctx.step, ctx.steps_per_epoch))
     judge = ctx.hook("accept_step")
     if judge is not None:
-        old = {k: v.clone() for k, v in ctx.params().items()}
-        old_state = copy.deepcopy(ctx.optimizer.state_dict())
+        with ctx.phases.phase("accept"):
+            old = {k: v.clone() for k, v in ctx.params().items()}
+            old_state = copy.deepcopy(ctx.optimizer.state_dict())
     ctx.optimizer.step()
     accepted = True
     if judge is not None:
@@ -281,15 +284,17 @@ def _apply(ctx: TrainContext, info: dict, event) -> dict:
                 seen[id(params)] = out
             return out["loss"]
 
-        accepted = bool(judge.accept_step(ctx, old, new, evaluate_at))
+        with ctx.phases.phase("accept"):
+            accepted = bool(judge.accept_step(ctx, old, new, evaluate_at))
         if accepted and id(new) in seen:  # the accept rule's test pass is the new model's
             ctx._eval_cache = (ctx.version + 1, seen[id(new)])
         if not accepted:
-            with torch.no_grad():
-                for k, p in ctx.model.named_parameters():
-                    if k in old:
-                        p.copy_(old[k])
-            ctx.optimizer.load_state_dict(old_state)
+            with ctx.phases.phase("accept"):
+                with torch.no_grad():
+                    for k, p in ctx.model.named_parameters():
+                        if k in old:
+                            p.copy_(old[k])
+                ctx.optimizer.load_state_dict(old_state)
     ctx.accepted += accepted
     ctx.version += accepted
     ctx.ledger.append(event if judge is None else CandidateStepDpEvent(event, accepted))
@@ -297,31 +302,38 @@ def _apply(ctx: TrainContext, info: dict, event) -> dict:
     ctx.step += 1
     every = ctx.config.eval_every
     if every is not None and ctx.step % every == 0 and ctx.test_targets is not None:
-        test = ctx.evaluate_current()
+        with ctx.phases.phase("eval"):
+            test = ctx.evaluate_current()
         ctx.curve.append({"step": ctx.step, "accepted_steps": ctx.accepted,
                           "test_loss": test["loss"], "test_acc": test["acc"]})
         target = ctx.config.stop_accuracy
         if target is not None and test["acc"] >= target:
             ctx.stopped = "stop_accuracy"
-    for p in ctx.plugins:
-        p.on_step_end(ctx, info)
+    with ctx.phases.phase("method"):
+        for p in ctx.plugins:
+            p.on_step_end(ctx, info)
     return info
 
 
 def _epoch_batches(ctx: TrainContext):
     cfg = ctx.config
     if cfg.sampling == "shuffle":
-        yield from shuffled_batches(ctx.n, cfg.batch_size, ctx.steps_per_epoch, ctx.sample_gen)
+        with ctx.phases.phase("batch"):
+            batches = shuffled_batches(ctx.n, cfg.batch_size, ctx.steps_per_epoch, ctx.sample_gen)
+        yield from batches
         return
     sampler = ctx.hook("sampling_probabilities")
     for _ in range(ctx.steps_per_epoch):
         probs = ctx.q
         ctx.sample_weights = None
-        chosen = None if sampler is None else sampler.sampling_probabilities(ctx)
+        with ctx.phases.phase("method"):
+            chosen = None if sampler is None else sampler.sampling_probabilities(ctx)
         if chosen is not None:
             probs, ctx.sample_weights = chosen
             probs = probs.to("cpu")
-        yield poisson_batch(probs, ctx.n, ctx.sample_gen)
+        with ctx.phases.phase("batch"):
+            idx = poisson_batch(probs, ctx.n, ctx.sample_gen)
+        yield idx
 
 
 def _privacy(ctx: TrainContext, final: bool) -> dict:
@@ -379,28 +391,38 @@ def _run_epoch(ctx: TrainContext, epoch: int, progress: bool) -> dict:
     start = time.perf_counter()
     ctx.epoch, accepted_before, steps_before = epoch, ctx.accepted, ctx.step
     ctx.curve = []
-    for p in ctx.plugins:
-        p.on_epoch_start(ctx, epoch)
+    timer = ctx.phases
+    with timer.phase("method"):
+        for p in ctx.plugins:
+            p.on_epoch_start(ctx, epoch)
     run = Running()
     step = private_step if ctx.config.private else nonprivate_step
     bar = tqdm(_epoch_batches(ctx), total=ctx.steps_per_epoch, disable=not progress,
                desc=f"epoch {epoch + 1}/{ctx.config.epochs}", leave=False)
     for idx in bar:
-        if _must_stop(ctx):
+        with timer.phase("accounting"):
+            stop = _must_stop(ctx)
+        if stop:
             break
-        step(ctx, idx, run)
+        with timer.phase("step"):
+            info = step(ctx, idx, run)
+        timer.count(info["batch_size"])
     if ctx.step == steps_before:  # stopped before the epoch's first step
         return None
-    train_loss, train_acc = run.result()
-    test = ctx.evaluate_current() if ctx.test_targets is not None else {"loss": None, "acc": None}
+    with timer.phase("step"):
+        train_loss, train_acc = run.result()  # waits for the device's queued steps
+    with timer.phase("eval"):
+        test = ctx.evaluate_current() if ctx.test_targets is not None else {"loss": None, "acc": None}
+    with timer.phase("accounting"):
+        eps = _privacy(ctx, final=False)
     record = {"epoch": epoch + 1, "train_loss": train_loss, "train_acc": train_acc,
               "test_loss": test["loss"], "test_acc": test["acc"], "steps": ctx.step,
-              "accepted_steps": ctx.accepted - accepted_before,
-              "epsilon": _privacy(ctx, final=False)}
+              "accepted_steps": ctx.accepted - accepted_before, "epsilon": eps}
     if ctx.config.eval_every is not None:
         record["curve"] = ctx.curve
-    for p in ctx.plugins:
-        record.update(p.on_epoch_end(ctx, record) or {})
+    with timer.phase("method"):
+        for p in ctx.plugins:
+            record.update(p.on_epoch_end(ctx, record) or {})
     record["wall_s"] = time.perf_counter() - start
     return record
 
@@ -417,17 +439,29 @@ def train(model: nn.Module, train_data, test_data, config: TrainConfig, *, plugi
     "mse", or a callable returning per-example losses. ``validation_data``: held-out examples
     (never trained on) that an accept rule may judge candidates by (SA-DPSGD's ``energy``).
     """
-    ctx = build_context(model, train_data, test_data, config, plugins=plugins, loss=loss,
-                        validation_data=validation_data)
+    timer = phases.current()
+    with timer.phase("loop"):
+        with timer.phase("setup"):
+            ctx = build_context(model, train_data, test_data, config, plugins=plugins, loss=loss,
+                                validation_data=validation_data)
+        ctx.phases = timer
+        return _train(ctx, progress, checkpoint)
+
+
+def _train(ctx: TrainContext, progress: bool, checkpoint: str | Path | None) -> dict:
+    config, timer = ctx.config, ctx.phases
     if config.private and config.sampling == "shuffle":
-        warnings.warn(SHUFFLE_NOTE, stacklevel=2)
-    _check_target_reachable(ctx)
+        warnings.warn(SHUFFLE_NOTE, stacklevel=3)
+    with timer.phase("accounting"):
+        _check_target_reachable(ctx)
     history: list[dict] = []
     if checkpoint is not None and Path(checkpoint).exists():
-        history = ckpt.load(checkpoint, ctx)
+        with timer.phase("checkpoint"):
+            history = ckpt.load(checkpoint, ctx)
     try:
-        for p in ctx.plugins:
-            p.on_train_start(ctx)
+        with timer.phase("method"):
+            for p in ctx.plugins:
+                p.on_train_start(ctx)
         for epoch in range(len(history), config.epochs):
             if ctx.stopped is not None:
                 break
@@ -436,11 +470,13 @@ def train(model: nn.Module, train_data, test_data, config: TrainConfig, *, plugi
                 break
             history.append(record)
             if checkpoint is not None:
-                ckpt.save(checkpoint, ctx, history)
+                with timer.phase("checkpoint"):
+                    ckpt.save(checkpoint, ctx, history)
     finally:
         if ctx.backend is not None:
             ctx.backend.close()
-    return _record(ctx, history)
+    with timer.phase("final"):
+        return _record(ctx, history)
 
 
 def _record(ctx: TrainContext, history: list[dict]) -> dict:
