@@ -168,6 +168,8 @@ def test_end_to_end_config_is_a_new_seed_on_its_backend_cut_to_one_epoch():
 @pytest.mark.parametrize("argv, message", [
     (["bench", "--only", "x"], "--only only apply with --end-to-end"),
     (["bench", "--end-to-end", "gdp", "--models", "gdp-adult"], "give no --models or --paper"),
+    (["bench", "--end-to-end", "gdp", "--markdown"], "apply to the step bench"),
+    (["bench", "--end-to-end", "gdp", "--max-memory", "10"], "apply to the step bench"),
 ])
 def test_bench_end_to_end_options_are_checked(argv, message, capsys):
     assert main(argv) == 2

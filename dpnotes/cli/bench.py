@@ -66,6 +66,8 @@ def run(args) -> int:
             raise ValueError(f"{', '.join(stray) or '--profile'} only apply with --end-to-end")
     elif args.models is not None or args.paper:
         raise ValueError("--end-to-end runs a paper experiment: give no --models or --paper")
+    elif args.markdown or args.max_memory is not None:
+        raise ValueError("--markdown and --max-memory apply to the step bench, not --end-to-end")
     if args.threads is not None:
         import torch
 
