@@ -27,6 +27,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dpnotes import call_memo
 from dpnotes.record import Record
 from dpnotes.spec import RunSpec
 
@@ -74,11 +75,18 @@ def check_epsilon(record: dict, *, cache: bool = False) -> None:
 def load(path: Path) -> tuple[dict, bytes]:
     """``(record, raw bytes)`` of a record file; ``ValueError`` naming the file if it is not a
     complete JSON record (truncated, empty, not an object, fields missing)."""
-    path = Path(path)
+    data = _read(Path(path))
+    return _parse(Path(path), data), data
+
+
+def _read(path: Path) -> bytes:
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise ValueError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+
+
+def _parse(path: Path, data: bytes) -> dict:
     try:
         record = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -88,15 +96,38 @@ def load(path: Path) -> tuple[dict, bytes]:
     missing = [f for f in RECORD_FIELDS if f not in record]
     if missing:
         raise ValueError(f"{path}: not a complete run record (missing {', '.join(missing)})")
-    return record, data
+    return record
 
 
 def problem(path: Path, root: Path, *, cache: bool = True) -> tuple[dict | None, str | None, bool]:
     """``(record or None, reason it must be excluded or None, sealed)`` for one record file
-    under ``root`` (see the module docstring for the checks, in their order)."""
+    under ``root`` (see the module docstring for the checks, in their order). Within a
+    :func:`dpnotes.call_memo.scope` a file is verified once per content: the key is what the
+    answer depends on (the bytes read, the seal read, where the file lies, ``cache``)."""
     path = Path(path)
     try:
-        record, data = load(path)
+        data = _read(path)
+    except ValueError as exc:
+        return None, str(exc).removeprefix(f"{path}: "), False
+    seal = seal_path(path)
+    try:
+        seal_read = seal.read_text(encoding="utf-8") if seal.is_file() else None
+    except (OSError, UnicodeDecodeError) as exc:
+        seal_read = exc
+    where = path.relative_to(root).parts if path.is_relative_to(root) else path.parts[-3:]
+    line = seal_text(path, data)  # the seal this content would have (its sha256)
+    verify = lambda: _problem(path, data, line, seal_read, tuple(where[-3:]), cache)  # noqa: E731
+    if not call_memo.active() or isinstance(seal_read, Exception):
+        return verify()
+    return call_memo.cached("record_checks.problem", (line, seal_read, tuple(where[-3:]), cache), verify)
+
+
+def _problem(path: Path, data: bytes, line: str, seal_read: str | Exception | None, where: tuple[str, ...],
+             cache: bool) -> tuple[dict | None, str | None, bool]:
+    """:func:`problem` of the bytes ``data`` read from ``path`` (``line``: their seal), its seal
+    as read (None: no seal file) and the last three parts ``where`` of its path under the root."""
+    try:
+        record = _parse(path, data)
     except ValueError as exc:
         return None, str(exc).removeprefix(f"{path}: "), False
     try:
@@ -106,20 +137,16 @@ def problem(path: Path, root: Path, *, cache: bool = True) -> tuple[dict | None,
         return record, f"its spec is not a run spec ({exc})", False
     if record["id"] != spec_id:
         return record, f"its id {record['id']} is not the hash of its spec ({spec_id}): the spec was edited", False
-    where = path.relative_to(root).parts if path.is_relative_to(root) else path.parts[-3:]
     expected = (spec.paper, spec.profile, f"{spec_id}.json")
-    if tuple(where[-3:]) != expected:
-        return record, (f"stored as {'/'.join(where[-3:])}, but its spec makes it {'/'.join(expected)} "
+    if where != expected:
+        return record, (f"stored as {'/'.join(where)}, but its spec makes it {'/'.join(expected)} "
                         "(a copy or a renamed file)"), False
     seal = seal_path(path)
-    sealed = seal.is_file()
-    if sealed:
-        try:
-            expected_seal = seal.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            return record, f"its seal {seal.name} cannot be read ({exc})", True
-        if expected_seal != seal_text(path, data):
-            return record, f"its content does not match its seal {seal.name}: edited after it was stored", True
+    sealed = seal_read is not None
+    if isinstance(seal_read, Exception):
+        return record, f"its seal {seal.name} cannot be read ({seal_read})", True
+    if sealed and seal_read != line:
+        return record, f"its content does not match its seal {seal.name}: edited after it was stored", True
     try:
         check_epsilon(record, cache=cache)
     except (ValueError, KeyError, TypeError) as exc:

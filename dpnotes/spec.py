@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from dpnotes import jsonio
+from dpnotes import call_memo, jsonio
 
 REQUIRED = ("paper", "profile", "experiment", "seed", "method")
 OPTIONAL = ("analysis",)  # RunSpec fields left out of the spec (and its id) while empty
@@ -106,7 +107,18 @@ def _train(config: Mapping) -> dict:
 def resolve(config: Mapping, module) -> RunSpec:
     """The :class:`RunSpec` of ``config``, a config of the experiments module ``module`` (whose
     ``DATA_VERSION`` and optional ``METHOD_VERSIONS``, for non-DP baselines it computes
-    itself, enter the components; see the module docstring)."""
+    itself, enter the components; see the module docstring). Within a
+    :func:`dpnotes.call_memo.scope` each config is resolved once (a RunSpec is immutable)."""
+    if not call_memo.active():
+        return _resolve(config, module)
+    try:  # pickle tells apart every value resolve could (1, 1.0 and True; a list and a tuple)
+        key = (module.__name__, pickle.dumps(config, protocol=5))
+    except (AttributeError, TypeError, pickle.PicklingError):  # resolved afresh (or refused) instead
+        return _resolve(config, module)
+    return call_memo.cached("spec.resolve", key, lambda: _resolve(config, module))
+
+
+def _resolve(config: Mapping, module) -> RunSpec:
     from dpnotes import methods, models, train
 
     missing = [k for k in REQUIRED if k not in config]

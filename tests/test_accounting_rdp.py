@@ -160,3 +160,12 @@ def test_integer_orders_are_bit_for_bit_the_term_by_term_sum(q, sigma, alphas):
 def test_integer_orders_name_a_sigma_too_small_to_square():
     with pytest.raises(ValueError, match=r"sigma must be >= 1e-161"):
         subsampled_gaussian_rdp(0.5, 1e-170, 1, [2.0])
+
+
+@pytest.mark.parametrize("sigma", [1e-155, 1e-150, 3e-3])
+def test_integer_orders_with_overflowing_terms_are_the_term_by_term_sum_too(sigma):
+    """Below sigma ~1e-150 (k^2 - k) / (2 sigma^2) overflows to inf: the sum falls back to the
+    Python fold, whose NaN (inf - inf) the reduceat fold would turn into inf."""
+    alphas = (2, 3, 64, 600)
+    got = _log_a_integers(0.01, sigma, alphas)
+    assert [float(v).hex() for v in got] == [_log_a_term_by_term(0.01, sigma, a).hex() for a in alphas]

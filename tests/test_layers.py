@@ -22,7 +22,8 @@ ROOT = PACKAGE.name
 # Top-level parts of dpnotes, low to high: a module may import its own layer or lower ones.
 # Parts not written yet (ledger, methods, spec) have their place already.
 LAYERS = (
-    ("validate", "atomic", "jsonio", "record"),  # record: the typed view of a run record
+    # record: the typed view of a run record; call_memo: one command's memo (dpnotes scoreboard)
+    ("validate", "atomic", "jsonio", "record", "call_memo"),
     ("claims", "ledger"),
     ("accounting", "mechanisms"),
     ("data", "models"),

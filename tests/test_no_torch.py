@@ -1,8 +1,10 @@
 """Paths that train nothing import no torch (and no pandas): checked in a fresh interpreter.
 
 ``dpnotes scoreboard`` still imports torch when it computes, through :func:`dpnotes.spec.resolve`
-(the model, method and train registries a run config's spec id is made from; a cache hit imports
-none: tests/test_scoreboard_cache.py); the paths below must not.
+(the model, method and train registries a run config's spec id is made from) and LabelDP's exact
+claims (:mod:`dpnotes.experiments.labeldp.privacy` prices RR and RRWithPrior on torch tensors,
+:mod:`dpnotes.mechanisms`); a cache hit imports none: tests/test_scoreboard_cache.py. The paths
+below must not.
 """
 
 import json

@@ -65,15 +65,27 @@ def _log_a_integers(q: float, sigma: float, alphas: tuple[int, ...]) -> list[flo
     ``log sum_k C(alpha, k) q^k (1-q)^(alpha-k) exp((k^2 - k) / (2 sigma^2))``.
 
     The terms are formed with numpy (the same IEEE operations, in the same order, as one term
-    at a time in Python) and summed in log space one after the other with math.exp and
-    math.log1p, so every value is bit for bit that of the term-by-term loop (tested), at a
-    fraction of its cost: run configs are calibrated from these values, and a change in their
-    last bits could move a calibrated sigma and with it a stored run's spec id."""
+    at a time in Python) and summed in log space one after the other, k = 0, 1, ..., so every
+    value is bit for bit that of the term-by-term loop (tested), at a fraction of its cost: run
+    configs are calibrated from these values, and a change in their last bits could move a
+    calibrated sigma and with it a stored run's spec id. The sum is ``np.logaddexp.reduceat``, a
+    left fold in C of ``x + log1p(exp(y - x))`` for y < x (``y + log1p(exp(x - y))`` otherwise,
+    ``x + log 2`` for y = x) with the C library's exp and log1p, which Python's math module calls
+    too: the term-by-term loop's operations while every term is finite. A non-finite term (an
+    overflowing ``(k^2 - k) / (2 sigma^2)`` for sigma below ~1e-150) takes the Python fold, whose
+    NaN from inf - inf the fast fold would not reproduce."""
     two_var = 2 * sigma**2
     if two_var == 0.0:
         raise ValueError(f"sigma must be >= 1e-161 (below, 2 sigma^2 underflows to 0), got {sigma!r}")
     (log_binom, ks, rest, quad), starts = _binomial_parts(alphas)
-    terms = (log_binom + ks * math.log(q) + rest * math.log1p(-q) + quad / two_var).tolist()
+    terms = log_binom + ks * math.log(q) + rest * math.log1p(-q) + quad / two_var
+    if np.isfinite(terms).all():
+        return np.logaddexp.reduceat(terms, starts[:-1]).tolist()
+    return _log_sum_python(terms.tolist(), starts)
+
+
+def _log_sum_python(terms: list[float], starts: tuple[int, ...]) -> list[float]:
+    """log sum exp of each run ``terms[start:stop]``, one term after the other."""
     exp, log1p, out = math.exp, math.log1p, []
     for start, stop in zip(starts, starts[1:]):
         log_a = -math.inf

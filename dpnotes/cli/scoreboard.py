@@ -75,12 +75,14 @@ class _ScannedOnce(Store):
 
 def render(store: Store, paper: str | None, as_json: bool) -> str:
     """What ``dpnotes scoreboard`` prints for ``store`` (one paper or all; JSON or the table)."""
+    from dpnotes import call_memo
     from dpnotes.report import basis, record_flags, scoreboard
 
     store = _ScannedOnce(store.root)
-    rows = scoreboard(store=store, paper=paper)
-    flagged = record_flags(store=store, paper=paper)
-    found = store.scan(paper)
+    with call_memo.scope():  # each record file verified and each config resolved once in this call
+        rows = scoreboard(store=store, paper=paper)
+        flagged = record_flags(store=store, paper=paper)
+        found = store.scan(paper)
     flagged += [{k: e[k] for k in ("paper", "profile", "experiment", "seed", "id")} | {"flags": "unsealed"}
                 for e in found.unsealed]
     total = totals(rows)

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from dpnotes import call_memo, experiments
 from dpnotes import claims as claims_registry
-from dpnotes import experiments
 from dpnotes.claims import PAPERS
 from dpnotes.experiments.measurement import missing
 from dpnotes.record import Record
@@ -69,7 +69,8 @@ def scoreboard(*, store: Store | None = None, paper: str | None = None) -> list[
     """One row per claim (of all papers, or one): paper value, ours, verdict, evidence."""
     store = store or Store()
     papers = PAPERS if paper is None else (paper,)
-    return [row for p in papers for row in _rows(p, store)]
+    with call_memo.scope():  # each record file verified and each config resolved once in this call
+        return [row for p in papers for row in _rows(p, store)]
 
 
 def record_flags(*, store: Store | None = None, paper: str | None = None) -> list[dict]:
