@@ -22,8 +22,9 @@ ROOT = PACKAGE.name
 # Top-level parts of dpnotes, low to high: a module may import its own layer or lower ones.
 # Parts not written yet (ledger, methods, spec) have their place already.
 LAYERS = (
-    # record: the typed view of a run record; call_memo: one command's memo (dpnotes scoreboard)
-    ("validate", "atomic", "jsonio", "record", "call_memo"),
+    # record: the typed view of a run record; call_memo: one command's memo (dpnotes scoreboard);
+    # phases: the training loop's phase timers
+    ("validate", "atomic", "jsonio", "record", "call_memo", "phases"),
     ("claims", "ledger"),
     ("accounting", "mechanisms"),
     ("data", "models"),
@@ -36,7 +37,7 @@ LAYERS = (
     # audit: the audit chapter's study, next to the report layer it draws with;
     # scoreboard_cache: the verified on-disk cache of the CLI scoreboard's output
     ("report", "audit", "scoreboard_cache"),
-    ("cli", "bench"),
+    ("cli", "bench", "bench_e2e"),
 )
 LAYER = {part: level for level, parts in enumerate(LAYERS) for part in parts}
 EXEMPT = {ROOT, f"{ROOT}.__main__"}  # the package root and the command-line entry point
