@@ -92,6 +92,7 @@ def _strip(config: dict) -> dict:
     config["experiment"], config["train"]["epochs"] = "", 0
     config.get("method_config", {}).pop("R", None)
     config["train"].pop("grad_backend", None)  # checked on its own: GHOST_FROM_SEED
+    config.get("method_config", {}).pop("draws", None)  # checked on its own: DRAWS_FROM_SEED
     return config
 
 
@@ -111,6 +112,9 @@ def test_dplis_long_runs_answer_every_column_of_tables_2_and_11():
                 assert _strip(config) == _strip(dplis._config("paper", row, "no" if r is None else "r10"))
                 ghost = r_.backend == "ghost" or row == "mnist_cnn"
                 assert config["train"].get("grad_backend") == ("ghost" if ghost else None), (row, column, arm)
+                implicit = row.endswith("_mlp") and r is not None  # the MLPs' smoothed long runs, none stored
+                assert config.get("method_config", {}).get("draws") == (
+                    "implicit-first-layer" if implicit else None), (row, column, arm)
     # R_best varies by column only in Table 11 (15, 20, 15): a run to eps 7.01 for R = 20
     assert dplis.long_radii("cifar10_cnn_tanh") == {None: "eps10_00", 10.0: "eps10_00", 15.0: "eps10_00",
                                                     20.0: "eps7_01"}
