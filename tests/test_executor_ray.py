@@ -25,7 +25,7 @@ from dpnotes.results import Store  # noqa: E402
 pytestmark = [pytest.mark.mirror, pytest.mark.skipif(not os.environ.get("DPNOTES_DATA_MIRROR"),
                                                  reason="set DPNOTES_DATA_MIRROR to the dataset mirror")]
 ONLY = "table1.row[1-4]"  # four GDP smoke-profile runs of a second or so each
-TIMING = {"wall_s", "wall_time_s", "started", "finished"}
+TIMING = {"wall_s", "wall_time_s", "started", "finished", "phases"}  # phases: seconds per loop phase
 HOST = {"device", "cpu"}  # "cpu: <processor>, <n> threads"; the CPU model
 
 
