@@ -70,6 +70,17 @@ def patch_gram(m: nn.Module, x1: torch.Tensor, x2: torch.Tensor) -> torch.Tensor
     return out.view(b, ho * wo, ho * wo)
 
 
+def unfolded(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """A convolution call's unfolded input patches ``A`` [b, T, p] and output gradients ``Gr``
+    [b, T, d] (the Gram form from copies of the patches: cheapest when T is small)."""
+    x, k, s, dil, pad = as_2d(m, x)
+    a = F.unfold(x, k, dilation=dil, padding=pad, stride=s).transpose(1, 2)
+    g = gy.reshape(len(gy), m.out_channels, -1).transpose(1, 2)
+    if a.shape[1] != g.shape[1]:
+        raise RuntimeError(f"ghost conv rule: {a.shape[1]} patches for {g.shape[1]} outputs")
+    return a, g
+
+
 def gram_sq_norms(m: nn.Module, calls) -> torch.Tensor:
     """``||G_i||^2`` [b] of the gradient summed over a convolution's ``calls`` ((input, output
     gradient) pairs): ``sum_{c, c'} < A_c A_c'^T, Gr_c Gr_c'^T >`` over calls c, c' (the

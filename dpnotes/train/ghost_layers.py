@@ -9,10 +9,9 @@ norm needs no ``G_i`` (Goodfellow 2015 for T = 1; Li et al. 2022, "ghost clippin
     ||G_i||_F^2 = ||a_i||^2 ||g_i||^2                     (T = 1)
     ||G_i||_F^2 = < A_i A_i^T, Gr_i Gr_i^T >_F            (A_i: [T, p], Gr_i: [T, d])
 
-The Gram form costs ``T^2 (p + d)`` per example (a convolution's ``A_i A_i^T`` comes from the
-Gram matrix of its input's positions, :func:`dpnotes.train.ghost_conv.patch_gram`: C (HW)^2
-for C input channels on an H x W map, no unfolded patches), materialising ``G_i`` costs
-``T p d``: each layer takes the cheaper one ("mixed ghost clipping", Bu et al. 2022). The clipped sum
+The Gram form costs ``T^2 (p + d)`` per example (a convolution's ``A_i A_i^T`` from its
+unfolded patches, or from the Gram matrix of its input's positions), materialising ``G_i``
+costs ``T p d``: each layer takes the cheapest (:meth:`OuterRecord.rule`). The clipped sum
 ``sum_i w_i G_i = (w * Gr)^T A`` is then formed from the same factors, without a second
 backward pass ("book-keeping", Bu et al. 2023). Several calls of one layer in a forward pass
 (a recurrent cell), or several parameter draws (DPlis), add their gradients: their factors are
@@ -28,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dpnotes.train.ghost_conv import channels_last_weight, conv_weight_grad, gram_sq_norms, patch_weight_grads
+from dpnotes.train.ghost_conv import channels_last_weight, conv_weight_grad, gram_sq_norms, patch_weight_grads, unfolded
 
 CHUNK = 2 ** 24  # elements of one temporary (Gram matrices, per-example gradients)
 
@@ -102,24 +101,36 @@ class OuterRecord(Record):
         """A convolution's input positions (H x W) over all calls."""
         return sum(x[0].numel() // self.module.in_channels for x, _ in self.calls)
 
-    def ghost(self) -> bool:
-        """Gram matrices when cheaper than per-example gradients (T p d). A Linear layer's cost
-        T^2 (p + d). A convolution's, C (HW)^2 + T^2 d (input-position and output Gram
-        matrices), against per-example gradients from the grouped backward kernel, measured on
-        a CPU at about half the speed per flop of a batched matmul (cost 2 T p d)."""
+    def rule(self) -> str:
+        """How the weight's per-example norms are formed, the cheapest by flop count (Bu et al.
+        2022's mixed ghost clipping): ``"materialise"`` the per-example gradients (T p d; a
+        convolution's from the grouped backward kernel, measured on a CPU at about half the
+        speed per flop of a batched matmul: 2 T p d), or the Gram form from ``"patches"``
+        (T^2 (p + d); a convolution's unfolded patches are a copy costing about 8 T p) or, for a
+        convolution, from the Gram matrix of its input ``"positions"`` (C (HW)^2 + T^2 d,
+        :func:`~dpnotes.train.ghost_conv.patch_gram`). The positions form is taken only where it
+        is cheaper than the choice between the other two, which is the engine's choice before it
+        existed (version 1): runs whose layers it does not win keep their stored numbers."""
         p, d, t = self._dims()
         if isinstance(self.module, nn.Linear):
-            return t * (p + d) < p * d
-        return self.module.in_channels * self._positions() ** 2 + t * t * d < 2 * t * p * d
+            return "patches" if t * (p + d) < p * d else "materialise"
+        patches, materialise = t * (t * (p + d) + 8 * p), 2 * t * p * d
+        positions = self.module.in_channels * self._positions() ** 2 + t * t * d
+        first = ("patches", patches) if patches < materialise else ("materialise", materialise)
+        return "positions" if positions < first[1] else first[0]
 
     def _factors(self, sl: slice) -> tuple[torch.Tensor, torch.Tensor]:
-        """A Linear layer's ``A`` [b, T, p] and ``Gr`` [b, T, d] of examples ``sl``, all calls
-        concatenated (kept when one chunk holds the batch of several calls)."""
+        """``A`` [b, T, p] and ``Gr`` [b, T, d] of examples ``sl`` (a convolution's unfolded
+        patches), all calls concatenated (kept when one chunk holds the batch of several calls)."""
         if self._cache.get("factors", (None,))[0] == (sl.start, sl.stop):
             return self._cache["factors"][1]
         m = self.module
-        out = (_cat([x[sl].reshape(len(x[sl]), -1, m.in_features) for x, _ in self.calls], 1),
-               _cat([gy[sl].reshape(len(gy[sl]), -1, m.out_features) for _, gy in self.calls], 1))
+        if isinstance(m, nn.Linear):
+            pairs = [(x[sl].reshape(len(x[sl]), -1, m.in_features), gy[sl].reshape(len(gy[sl]), -1, m.out_features))
+                     for x, gy in self.calls]
+        else:
+            pairs = [unfolded(m, x[sl], gy[sl]) for x, gy in self.calls]
+        out = _cat([a for a, _ in pairs], 1), _cat([g for _, g in pairs], 1)
         if sl.start == 0 and sl.stop == self.batch() and len(self.calls) > 1:
             self._cache["factors"] = (sl.start, sl.stop), out
         return out
@@ -169,11 +180,12 @@ class OuterRecord(Record):
             out["bias"] = _sq(self._bias_rows())
         if "weight" not in self.names:
             return out
-        if not self.ghost():
+        rule = self.rule()
+        if rule == "materialise":
             self._cache["weight"] = w = self._per_example_weight()
             out["weight"] = _sq(w)
             return out
-        if not isinstance(self.module, nn.Linear):  # temporaries: input-position and output Gram matrices
+        if rule == "positions":  # temporaries: input-position and output Gram matrices
             hw, t = self._positions(), self._dims()[2]
             out["weight"] = _cat([gram_sq_norms(self.module, [(x[sl], gy[sl]) for x, gy in self.calls])
                                   for sl in self._chunks(hw * hw + 2 * t * t)], 0)
