@@ -52,3 +52,14 @@ def test_every_committed_record_is_readable():
     for paper in ("dpis", "dplis", "gdp", "labeldp", "sadpsgd"):
         c = backends.counts(store.records(paper, "paper"))
         assert sum(c.values()) > 0, paper
+
+
+def test_draws_markdown_counts_dplis_smoothed_runs_by_their_draws():
+    def smoothed(draws=None, method="dplis"):
+        return {"spec": {"method": method, "method_config": {"K": 10, **({"draws": draws} if draws else {})}}}
+
+    text = backends.draws_markdown([smoothed(), smoothed(), smoothed("implicit-first-layer"), smoothed(method="dpsgd")],
+                                   {"t.b.r*": 1})
+    assert text.startswith("Smoothed runs stored: 2 drew all K perturbations with `torch.randn`; 1 drew the first")
+    assert text.endswith("(`DRAWS_FROM_SEED`): `t.b.r*` from seed 1.")
+    assert backends.draws_markdown([smoothed(method="dpsgd")], {}) == ""

@@ -59,3 +59,27 @@ def markdown(paper: str, records: Iterable[dict], ghost_from_seed: Mapping[str, 
     if c[None, "cpu"] or c[None, "cuda"]:
         lines.append(f"Without per-example gradients (non-private runs and baselines): {runs(None)}.")
     return " ".join(lines)
+
+
+def draws_markdown(records: Iterable[dict], draws_from_seed: Mapping[str, int]) -> str:
+    """One sentence for DPlis: how its stored smoothed runs drew their K parameter perturbations
+    (``method_config.draws``: ``torch`` when absent, as the seed-0 records did), and
+    (``draws_from_seed``: ``dpnotes.experiments.dplis.DRAWS_FROM_SEED``) which new seeds draw
+    implicitly."""
+    c: Counter = Counter()
+    for record in records:
+        spec = record.get("spec", {})
+        if spec.get("method") == "dplis":
+            c[(spec.get("method_config") or {}).get("draws", "torch")] += 1
+    if not c and not draws_from_seed:
+        return ""
+    what = {"torch": "drew all K perturbations with `torch.randn`",
+            "implicit-first-layer": "drew the first layer's perturbation as its output's (implicit-first-layer, "
+                                    "the same distribution; `tests/test_methods_dplis_implicit.py`)"}
+    kinds = sorted(c, key=lambda kind: (kind != "torch", kind))  # the stored seeds' way first
+    parts = [f"{c[kind]} {what.get(kind, f'drew them as {kind!r}')}" for kind in kinds]
+    line = f"Smoothed runs stored: {'; '.join(parts) if parts else 'none'}."
+    if draws_from_seed:
+        line += (" New seeds of these experiments draw implicit-first-layer (`DRAWS_FROM_SEED`): " + ", ".join(
+            f"`{pattern}` from seed {seed}" for pattern, seed in sorted(draws_from_seed.items())) + ".")
+    return line
