@@ -98,6 +98,15 @@ def _runtime(h) -> None:
             h.update("\0".join(metadata).encode())
 
 
+def code_version() -> str:
+    """The sha256 of the package's files, the interpreter and the installed distributions: what a
+    pure computation's value can depend on besides its inputs (:mod:`dpnotes.calc_cache`)."""
+    h = hashlib.sha256(f"dpnotes code version {FORMAT}\0".encode())
+    _content(h, PACKAGE, _files(PACKAGE))
+    _runtime(h)
+    return h.hexdigest()
+
+
 def key(store_root: Path, options: dict) -> str:
     """The sha256 of everything the scoreboard's output for ``store_root`` and ``options``
     depends on (module docstring)."""

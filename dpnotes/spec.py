@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import pickle
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -115,7 +116,20 @@ def resolve(config: Mapping, module) -> RunSpec:
         key = (module.__name__, pickle.dumps(config, protocol=5))
     except (AttributeError, TypeError, pickle.PicklingError):  # resolved afresh (or refused) instead
         return _resolve(config, module)
-    return call_memo.cached("spec.resolve", key, lambda: _resolve(config, module))
+    return call_memo.cached("spec.resolve", key, lambda: _stored(config, module))
+
+
+def _stored(config: Mapping, module) -> RunSpec:
+    """:func:`_resolve`, from :mod:`dpnotes.calc_cache` when ``module`` is a dpnotes module (the
+    cache's code version covers it; the spec is a pure function of the config and the code)."""
+    if not module.__name__.startswith("dpnotes.") or sys.modules.get(module.__name__) is not module:
+        return _resolve(config, module)
+    from dpnotes import calc_cache
+
+    return calc_cache.cached("spec.resolve", (module.__name__, config), lambda: _resolve(config, module),
+                             encode=lambda spec: {f.name: _plain(getattr(spec, f.name))
+                                                  for f in dataclasses.fields(spec)},
+                             decode=RunSpec.from_dict)
 
 
 def _resolve(config: Mapping, module) -> RunSpec:

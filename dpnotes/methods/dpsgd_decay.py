@@ -73,8 +73,12 @@ def initial_sigma(epsilon: float, decay_rate: float, q: float, steps_per_epoch: 
 @lru_cache(maxsize=256)
 def _initial_sigma(epsilon: float, decay_rate: float, q: float, steps_per_epoch: int, epochs: int, delta: float,
                    accountant: str, digits: int | None) -> float:
-    return ledger_scale(lambda s: ledger(s, decay_rate, q, steps_per_epoch, epochs), epsilon, delta,
-                        accountant=accountant, digits=digits)
+    from dpnotes import calc_cache
+
+    inputs = (epsilon, decay_rate, q, steps_per_epoch, epochs, delta, accountant, digits)
+    return calc_cache.cached("dpsgd_decay.initial_sigma", inputs, lambda: ledger_scale(
+        lambda s: ledger(s, decay_rate, q, steps_per_epoch, epochs), epsilon, delta, accountant=accountant,
+        digits=digits))
 
 
 class NoiseDecay(Plugin):
