@@ -16,6 +16,7 @@ would now compute something else. Bump a component's version whenever its behavi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import pickle
 import sys
@@ -83,9 +84,10 @@ class RunSpec:
                              f"missing {sorted(names - set(d))}, unknown {sorted(set(d) - names)}")
         return cls(**d)
 
-    @property
+    @functools.cached_property
     def id(self) -> str:
-        """16 hex digits of the sha256 of the canonical JSON of the whole spec."""
+        """16 hex digits of the sha256 of the canonical JSON of the whole spec (computed once: a
+        spec is immutable)."""
         canonical = jsonio.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
