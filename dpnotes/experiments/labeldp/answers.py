@@ -11,7 +11,6 @@ from dpnotes.experiments.measurement import Measurement
 from dpnotes.record import Record
 
 from .cells import APPC_EPSILONS, _grid, _lp_means, quoted_baselines, split_grid, table4_cells
-from .privacy import lpmst_check, ratio_check, theorem3_check, uniform_check
 from .runs import (
     APPE_SEEDS,
     DATASETS,
@@ -220,6 +219,8 @@ def measure(records: list[dict]) -> list[Measurement]:
 
 def _computed() -> list[Measurement]:
     """The claims answered by computation alone (exact tables, LPs, toy LP-MST instances)."""
+    from .privacy import lpmst_check, ratio_check, theorem3_check, uniform_check
+
     t3 = theorem3_check()
     gap = max(r["lp_minus_closed_form"] for r in t3)
     low = min(r["lp_minus_closed_form"] for r in t3)
