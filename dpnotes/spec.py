@@ -129,9 +129,19 @@ def _stored(config: Mapping, module) -> RunSpec:
     from dpnotes import calc_cache
 
     return calc_cache.cached("spec.resolve", (module.__name__, config), lambda: _resolve(config, module),
-                             encode=lambda spec: {f.name: _plain(getattr(spec, f.name))
-                                                  for f in dataclasses.fields(spec)},
-                             decode=RunSpec.from_dict)
+                             encode=_encode, decode=_decode)
+
+
+def _encode(spec: RunSpec) -> tuple[dict, str]:
+    return {f.name: _plain(getattr(spec, f.name)) for f in dataclasses.fields(spec)}, spec.id
+
+
+def _decode(stored: tuple[dict, str]) -> RunSpec:
+    """The spec and its id as computed when stored (the calc cache file is checksummed)."""
+    fields, spec_id = stored
+    spec = RunSpec.from_dict(fields)
+    spec.__dict__["id"] = spec_id  # what functools.cached_property stores
+    return spec
 
 
 def _resolve(config: Mapping, module) -> RunSpec:

@@ -124,3 +124,4 @@ def test_a_resolved_spec_from_disk_equals_the_computed_one(monkeypatch):
         stored = [experiments.spec._stored(c, module) for c in configs]
     assert stored == computed and [s.id for s in stored] == [s.id for s in computed]
     assert [s.to_dict() for s in stored] == [s.to_dict() for s in computed]
+    assert [experiments.spec.RunSpec.from_dict(s.to_dict()).id for s in stored] == [s.id for s in computed]
