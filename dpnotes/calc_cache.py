@@ -10,7 +10,7 @@ missing; outside a scope it computes every time, so a test that monkeypatches a 
 always sees its change.
 
 * The code version is the sha256 of every file of the :mod:`dpnotes` package, the interpreter
-  and the installed distributions (:func:`dpnotes.scoreboard_cache.code_version`): any change
+  and the installed distributions (:func:`dpnotes.cache_keys.code_version`): any change
   of the code gives another file, so a stale value is never found. Values must be pure functions
   of their inputs and the code: nothing read from the results store or a data set.
 * Inputs are keyed by a type-exact canonical form (1, 1.0 and True differ; a list and a tuple
@@ -61,9 +61,9 @@ class _Memo:
 
 def directory() -> Path:
     """Where the files are kept: ``calc`` in the scoreboard cache's folder."""
-    from dpnotes import scoreboard_cache
+    from dpnotes import cache_keys
 
-    return scoreboard_cache.directory() / "calc"
+    return cache_keys.directory() / "calc"
 
 
 def _canonical(value) -> str:
@@ -134,19 +134,19 @@ def _save(memo: _Memo) -> None:
 @contextmanager
 def scope() -> Iterator[None]:
     """Look values up in (and add them to) the current code version's file until the block ends."""
-    from dpnotes import scoreboard_cache
+    from dpnotes import cache_keys
 
     if _ACTIVE.get() is not None:
         yield
         return
-    code = scoreboard_cache.code_version()
+    code = cache_keys.code_version()
     memo = _Memo(directory() / f"{code}.pickle", code)
     token = _ACTIVE.set(memo)
     try:
         yield
     finally:
         _ACTIVE.reset(token)
-    if memo.dirty and scoreboard_cache.code_version() == code:  # the code did not change meanwhile
+    if memo.dirty and cache_keys.code_version() == code:  # the code did not change meanwhile
         _save(memo)
 
 

@@ -6,7 +6,7 @@ import pickle
 
 import pytest
 
-from dpnotes import calc_cache, scoreboard_cache
+from dpnotes import cache_keys, calc_cache
 
 
 class Compute:
@@ -26,7 +26,7 @@ def files():
 
 
 def _path(files):
-    return files / f"{scoreboard_cache.code_version()}.pickle"
+    return files / f"{cache_keys.code_version()}.pickle"
 
 
 def test_outside_a_scope_every_call_computes():
@@ -70,7 +70,7 @@ def test_another_code_version_misses(files, monkeypatch):
     compute = Compute()
     with calc_cache.scope():
         calc_cache.cached("k", (1,), compute)
-    monkeypatch.setattr(scoreboard_cache, "code_version", lambda: "0" * 64)
+    monkeypatch.setattr(cache_keys, "code_version", lambda: "0" * 64)
     with calc_cache.scope():
         calc_cache.cached("k", (1,), compute)
     assert compute.calls == 2
@@ -99,7 +99,7 @@ def test_a_corrupt_file_is_refused_with_one_line_and_recomputed(files, capsys, d
     elif damage == "forbidden global":  # a payload that would call a function when unpickled
         _rewrite(path, b"cos\nsystem\n(S'echo unpickled'\ntR.")
     else:
-        _rewrite(path, pickle.dumps({"code": scoreboard_cache.code_version(), "entries": {"k": 1}}))
+        _rewrite(path, pickle.dumps({"code": cache_keys.code_version(), "entries": {"k": 1}}))
     capsys.readouterr()
     with calc_cache.scope():
         assert calc_cache.cached("k", (1,), compute) == {"value": [2, 0.5]}
