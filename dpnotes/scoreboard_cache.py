@@ -35,39 +35,17 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from dpnotes.cache_keys import PACKAGE, directory
+from dpnotes.cache_keys import content as _content
+from dpnotes.cache_keys import files as _files
+from dpnotes.cache_keys import runtime as _runtime
+
 FORMAT = 1
 KEEP = 64  # entries kept; writing one more removes the least recently written beyond these
-PACKAGE = Path(__file__).resolve().parent
 _DATA_ENV = ("DPNOTES_CACHE", "DPNOTES_DATA_MIRROR")
-
-
-def directory() -> Path:
-    """Where the entries are kept (module docstring)."""
-    if os.environ.get("DPNOTES_SCOREBOARD_CACHE"):
-        return Path(os.environ["DPNOTES_SCOREBOARD_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "dpnotes" / "scoreboard"
-
-
-def _files(root: Path, depth: int | None = None) -> list[Path]:
-    """Regular files under ``root`` (all, or exactly ``depth`` levels down), sorted; no caches."""
-    if depth is not None:
-        return sorted(p for p in root.glob("/".join(["*"] * depth)) if p.is_file())
-    out = []
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        out += [Path(folder) / n for n in names if not n.endswith(".pyc")]
-    return sorted(out)
-
-
-def _content(h, root: Path, files: list[Path]) -> None:
-    for path in files:
-        h.update(path.relative_to(root).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
 
 
 def _data(h) -> None:
@@ -84,18 +62,6 @@ def _data(h) -> None:
                 for path in _files(folder):
                     st = path.stat()
                     h.update(f"{path.relative_to(root).as_posix()} {st.st_size} {st.st_mtime_ns}\0".encode())
-
-
-def _runtime(h) -> None:
-    """The interpreter and every distribution's metadata folder on ``sys.path`` (its name carries
-    the version: ``numpy-2.1.3.dist-info``); reading the folders' names is much faster than
-    parsing each distribution's metadata."""
-    h.update(f"{sys.version}\0{sys.implementation.name}\0".encode())
-    for entry in sys.path:
-        h.update(f"path {entry}\0".encode())
-        if entry and os.path.isdir(entry):
-            metadata = sorted(n for n in os.listdir(entry) if n.endswith((".dist-info", ".egg-info")))
-            h.update("\0".join(metadata).encode())
 
 
 def key(store_root: Path, options: dict) -> str:

@@ -16,8 +16,10 @@ would now compute something else. Bump a component's version whenever its behavi
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import pickle
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -82,9 +84,10 @@ class RunSpec:
                              f"missing {sorted(names - set(d))}, unknown {sorted(set(d) - names)}")
         return cls(**d)
 
-    @property
+    @functools.cached_property
     def id(self) -> str:
-        """16 hex digits of the sha256 of the canonical JSON of the whole spec."""
+        """16 hex digits of the sha256 of the canonical JSON of the whole spec (computed once: a
+        spec is immutable)."""
         canonical = jsonio.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -115,7 +118,30 @@ def resolve(config: Mapping, module) -> RunSpec:
         key = (module.__name__, pickle.dumps(config, protocol=5))
     except (AttributeError, TypeError, pickle.PicklingError):  # resolved afresh (or refused) instead
         return _resolve(config, module)
-    return call_memo.cached("spec.resolve", key, lambda: _resolve(config, module))
+    return call_memo.cached("spec.resolve", key, lambda: _stored(config, module))
+
+
+def _stored(config: Mapping, module) -> RunSpec:
+    """:func:`_resolve`, from :mod:`dpnotes.calc_cache` when ``module`` is a dpnotes module (the
+    cache's code version covers it; the spec is a pure function of the config and the code)."""
+    if not module.__name__.startswith("dpnotes.") or sys.modules.get(module.__name__) is not module:
+        return _resolve(config, module)
+    from dpnotes import calc_cache
+
+    return calc_cache.cached("spec.resolve", (module.__name__, config), lambda: _resolve(config, module),
+                             encode=_encode, decode=_decode)
+
+
+def _encode(spec: RunSpec) -> tuple[dict, str]:
+    return {f.name: _plain(getattr(spec, f.name)) for f in dataclasses.fields(spec)}, spec.id
+
+
+def _decode(stored: tuple[dict, str]) -> RunSpec:
+    """The spec and its id as computed when stored (the calc cache file is checksummed)."""
+    fields, spec_id = stored
+    spec = RunSpec.from_dict(fields)
+    spec.__dict__["id"] = spec_id  # what functools.cached_property stores
+    return spec
 
 
 def _resolve(config: Mapping, module) -> RunSpec:

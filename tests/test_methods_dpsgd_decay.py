@@ -17,6 +17,7 @@ from toy_runs import strip as _strip
 from dpnotes import methods
 from dpnotes.accounting.registry import price
 from dpnotes.ledger import Ledger
+from dpnotes.methods import decay_schedule
 from dpnotes.methods import dpsgd_decay as decay
 from dpnotes.train import TrainConfig, train
 
@@ -105,12 +106,14 @@ def test_resume_is_exact(tmp_path):
 
 
 def test_initial_sigma_is_cached_by_its_checked_inputs():
-    decay._initial_sigma.cache_clear()
+    # the calibration lives in decay_schedule (no torch); dpsgd_decay re-exports it
+    assert decay.initial_sigma is decay_schedule.initial_sigma
+    decay_schedule._initial_sigma.cache_clear()
     first = decay.initial_sigma(2.0, 0.01, 0.01, 100, 5, 1e-5, accountant="rdp", digits=3)
     assert decay.initial_sigma(2, 0.01, 0.01, 100, 5, 1e-5, accountant="rdp", digits=3) == first
-    info = decay._initial_sigma.cache_info()
+    info = decay_schedule._initial_sigma.cache_info()
     assert (info.hits, info.misses) == (1, 1)
-    assert decay._initial_sigma.__wrapped__(2.0, 0.01, 0.01, 100, 5, 1e-5, "rdp", 3) == first
+    assert decay_schedule._initial_sigma.__wrapped__(2.0, 0.01, 0.01, 100, 5, 1e-5, "rdp", 3) == first
     with pytest.raises(ValueError, match="steps_per_epoch must be an integer"):
         decay.initial_sigma(2.0, 0.01, 0.01, 100.0, 5, 1e-5)
     with pytest.raises(ValueError, match="accountant must be one of"):

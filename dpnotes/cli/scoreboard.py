@@ -22,7 +22,8 @@ def register(sub) -> None:
     p.add_argument("--results", metavar="DIR", help="results store (default: $DPNOTES_RESULTS or ./results)")
     p.add_argument("--no-cache", action="store_true",
                    help="compute afresh and leave the cache alone (the cache is keyed by the dpnotes source, the "
-                        "records, the data files and the installed libraries: dpnotes.scoreboard_cache)")
+                        "records, the data files and the installed libraries: dpnotes.scoreboard_cache); pure "
+                        "values such as calibrations still come from dpnotes.calc_cache, keyed by the source")
     p.set_defaults(func=main)
 
 
@@ -47,14 +48,15 @@ def _store(option: str | None) -> Store:
 
 
 def main(args) -> int:
-    from dpnotes import scoreboard_cache
+    from dpnotes import calc_cache, scoreboard_cache
 
     store = _store(args.results)
-    if args.no_cache:
-        output = render(store, args.paper, args.json)
-    else:
-        output = scoreboard_cache.cached(store.root, {"paper": args.paper, "json": args.json},
-                                         lambda: render(store, args.paper, args.json))
+    with calc_cache.scope():  # pure values (specs, calibrations, exact claims) from the last call
+        if args.no_cache:
+            output = render(store, args.paper, args.json)
+        else:
+            output = scoreboard_cache.cached(store.root, {"paper": args.paper, "json": args.json},
+                                             lambda: render(store, args.paper, args.json))
     sys.stdout.write(output)
     return 0
 

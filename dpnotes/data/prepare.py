@@ -10,10 +10,12 @@ SA-DPSGD's CIFAR-10 means and standard deviations, in its own module, and each h
 from __future__ import annotations
 
 from collections.abc import Sequence
-
-import torch
+from typing import TYPE_CHECKING
 
 from dpnotes import validate
+
+if TYPE_CHECKING:  # imported where a function computes: run configs and the scoreboard import this module
+    import torch
 
 SUBSET_SEED = 0  # smoke/quick subsets: the same random examples for every run of every paper
 IMAGE_LOADERS = ("mnist", "fashion-mnist", "cifar-10")
@@ -30,6 +32,8 @@ def standardize(x: torch.Tensor, mean: Sequence[float], std: Sequence[float]) ->
     """``(x - mean) / std`` per channel of an ``(N, C, H, W)`` batch."""
     if len(mean) != x.shape[1] or len(std) != x.shape[1]:
         raise ValueError(f"mean and std need one value per channel ({x.shape[1]}), got {len(mean)} and {len(std)}")
+    import torch
+
     return (x - torch.tensor(mean).view(1, -1, 1, 1)) / torch.tensor(std).view(1, -1, 1, 1)
 
 
@@ -48,12 +52,16 @@ def fixed_subset(data: tuple[torch.Tensor, ...], size: int | None, seed: int = S
     ``size`` is None or not smaller): the same examples for every run."""
     if size is None or size >= len(data[-1]):
         return data
+    import torch
+
     keep = torch.randperm(len(data[-1]), generator=torch.Generator().manual_seed(seed))[:size]
     return tuple(t[keep] for t in data)
 
 
 def random_split(n: int, n_test: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """(train indices, test indices) of a fixed random split of ``n`` examples."""
+    import torch
+
     perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
     return perm[n_test:], perm[:n_test]
 
@@ -67,6 +75,8 @@ def movielens_split_sizes(test_fraction: float) -> tuple[int, int]:
 def movielens(test_fraction: float, seed: int):
     """MovieLens-100k as (user, item) pairs from 0 and labels rating - 1 (5 classes), split at
     random: ``((train pairs, labels), (test pairs, labels))``."""
+    import torch
+
     from dpnotes import data
 
     r = data.load_movielens("100k")

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import dataclasses
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
 
 from dpnotes import claims, validate
 from dpnotes.accounting.calibrate import noise_multiplier
@@ -25,9 +25,11 @@ from dpnotes.accounting.dpis import DPISAccountant
 from dpnotes.accounting.rdp import resolve_orders
 from dpnotes.accounting.registry import price
 from dpnotes.ledger import GaussianDpEvent, Ledger, PoissonSampledDpEvent
-from dpnotes.methods import dpis as dpis_method
 
 from .settings import ACCOUNTANT, FIG1_BATCHES, FIG1C_EPOCHS, SCHEDULE_RATIOS, TRAMER_BONEH, _n_train, _s
+
+if TYPE_CHECKING:  # torch only where a function computes with it: the run configs import this module
+    import torch
 
 # DP-SGD and the DPIS schedule as the paper accounts them (Section 4.1).
 SIGMA_DIGITS = 4  # DP-SGD-HF's calibrated sigma in a run config: the smallest 4-digit one meeting eps
@@ -152,6 +154,8 @@ def precondition_frame() -> list[dict]:
 def capped_draws(norms: torch.Tensor, k_tilde: float, batch_size: int, k: float = 1.0) -> int:
     """How many records' first-stage probability ``k b ||g|| / K~`` exceeds 1 (the method's
     :func:`~dpnotes.methods.dpis.inclusion_probabilities`, with the multiplier k)."""
+    from dpnotes.methods import dpis as dpis_method
+
     return dpis_method.inclusion_probabilities(k * norms, k_tilde, batch_size)[1]
 
 
@@ -181,6 +185,10 @@ def line32_vs_eq7(n: int = 1000, batch_size: int = 64, seed: int = 0) -> dict:
     clipped gradients (exact expectations over the Poisson draw, N~ = N, K~ = the norm sum):
     Eq. 7's weight 1/(N~ p), p = ||g||/K~, makes each term's norm K~/N~ and the estimate the mean
     gradient; line 32's weight 1/(N~ q p) (q p = b p, the draw probability) divides both by b."""
+    import torch
+
+    from dpnotes.methods import dpis as dpis_method
+
     g = torch.Generator().manual_seed(seed)
     grads = torch.randn(n, 5, generator=g, dtype=torch.float64)
     grads = grads / grads.norm(dim=1, keepdim=True).clamp(min=1.0)  # clipped at C = 1

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dpnotes import validate
 from dpnotes.accounting.calibrate import noise_multiplier
 from dpnotes.experiments import backends
-from dpnotes.methods import dpsgd_decay
+from dpnotes.methods import decay_schedule
 from dpnotes.results import PROFILES
 
 from .privacy import SIGMA_DIGITS
@@ -132,8 +132,9 @@ def _raw_config(profile: str, data: str, tag: str, epsilon: float, seed: int = 0
     q = train["batch_size"] / n
     if method == "dpsgd_decay":
         method_config = {"decay_rate": DECAY_RATE}
-        train["noise_multiplier"] = dpsgd_decay.initial_sigma(epsilon, DECAY_RATE, q, per_epoch, train["epochs"],
-                                                             train["delta"], accountant=ACCOUNTANT, digits=SIGMA_DIGITS)
+        train["noise_multiplier"] = decay_schedule.initial_sigma(
+            epsilon, DECAY_RATE, q, per_epoch, train["epochs"], train["delta"], accountant=ACCOUNTANT,
+            digits=SIGMA_DIGITS)
     else:
         method_config = {}
         train["noise_multiplier"] = noise_multiplier(epsilon, q, train["epochs"] * per_epoch, train["delta"],

@@ -6,15 +6,15 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import torch
-
 from dpnotes import validate
-from dpnotes.data.prepare import fixed_subset, unit_scale
 
 
 @lru_cache(maxsize=4)
 def _images(dataset: str, train_size, test_size, model: str):
+    import torch
+
     from dpnotes import data, models
+    from dpnotes.data.prepare import fixed_subset, unit_scale
 
     loaders = {"mnist": data.load_mnist, "fashion-mnist": data.load_fashion_mnist, "cifar10": data.load_cifar10}
     load = loaders[validate.choice("dataset", dataset, loaders)]

@@ -158,9 +158,11 @@ def _compare_runs(claim_id: str, paper: dict, part: str, compare, floor: float, 
 def measure(records: list[dict]) -> list[Measurement]:
     """Our value for every GDP claim we answer (verdicts: :mod:`dpnotes.report.verdicts`): the
     accounting claims computed directly, training claims from paper-profile records of the
-    current configs only."""
+    current configs only; the accounting claims from :mod:`dpnotes.calc_cache` within its scope."""
+    from dpnotes import calc_cache
+
     paper, quick = current_runs(records, "paper"), current_runs(records, "quick")
-    out = _exact_claims() + _statement_claims()
+    out = calc_cache.cached("gdp.computed_claims", (), lambda: _exact_claims() + _statement_claims())
     trained = [f"table1.row{i}" for i in range(1, 7)] + ["table2.private", "table3.private",
                                                          "table3.nonprivate", "table3.lstm"]
     for name in trained:

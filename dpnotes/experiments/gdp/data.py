@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import torch
-
 from dpnotes import claims, validate
 from dpnotes.data import prepare
 
@@ -104,6 +102,8 @@ def baseline_rmse(name: str, train_data, test_data) -> float:
     MSD similarity, k 40) and ``baseline_only`` (BaselineOnly, ALS biases; not in the paper).
     Surprise clips its predictions to the rating scale 1-5.
     """
+    import torch
+
     validate.choice("name", name, BASELINES)
     (ptr, ytr), (pte, yte) = train_data, test_data
     rtr, rte = ytr.double() + 1, yte.double() + 1

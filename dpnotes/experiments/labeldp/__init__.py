@@ -46,26 +46,11 @@ Layout (the same for every paper, :mod:`dpnotes.experiments`):
 
 from __future__ import annotations
 
+import importlib
+
 from .answers import measure
 from .cells import APPC_EPSILONS, movielens_table, quoted_baselines, recipe_selection, split_grid, table4_cells
 from .not_run import _MEASURED, NOT_RUN_DEFAULT, not_run_table, reasons
-from .privacy import (
-    FIGURE_EPSILONS,
-    FIGURE_PRIORS,
-    _lpmst_law,
-    dp_violation,
-    figure_curves,
-    jax_k_star,
-    jax_off_by_one,
-    lp_scaling_check,
-    lpmst_check,
-    max_log_ratio,
-    p_correct,
-    ratio_check,
-    table1_margins,
-    theorem3_check,
-    uniform_check,
-)
 from .runs import (
     APPE_SEEDS,
     CIFAR_COLUMNS,
@@ -122,7 +107,16 @@ from .settings import (
     SUBSTITUTES,
     TITLE,
 )
-from .training import MOVIELENS_SPLIT_SEED, MOVIELENS_TEST_FRACTION, execute, validation_split
+
+# Imported on first use (PEP 562): the exact mechanisms' tables and one run compute with torch;
+# the scoreboard, which takes the computed claims from dpnotes.calc_cache, needs neither.
+_LAZY = {**{name: ".privacy" for name in (
+    "FIGURE_EPSILONS", "FIGURE_PRIORS", "_lpmst_law", "dp_violation", "figure_curves", "jax_k_star", "jax_off_by_one",
+    "lp_scaling_check", "lpmst_check", "max_log_ratio", "p_correct", "ratio_check", "table1_margins",
+    "theorem3_check", "uniform_check")},
+         **{name: ".training" for name in ("MOVIELENS_SPLIT_SEED", "MOVIELENS_TEST_FRACTION", "execute",
+                                           "validation_split")}}
+
 
 __all__ = [
     'APPE_SEEDS',
@@ -143,8 +137,12 @@ __all__ = [
 
 
 def __getattr__(name: str):
-    """``NOT_RUN`` (claim id -> why it is not run) is computed on first use (:func:`.not_run.reasons`)."""
+    """``NOT_RUN`` (claim id -> why it is not run) is computed on first use (:func:`.not_run.reasons`);
+    the names of :data:`_LAZY` are imported on first use."""
     if name == "NOT_RUN":
         globals()["NOT_RUN"] = table = reasons()
         return table
+    if name in _LAZY:
+        globals()[name] = value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

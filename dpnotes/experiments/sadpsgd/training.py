@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-import torch
-
 from dpnotes import validate
 from dpnotes.data import prepare
 
@@ -39,6 +37,8 @@ def load(dataset: str, subset: dict | None = None):
         n, size = len(test[1]), validate.integer("subset['energy']", subset["energy"], minimum=1)
         if size >= n:
             raise ValueError(f"subset['energy'] must be below the {n} test examples, got {size}")
+        import torch
+
         order = torch.randperm(n, generator=torch.Generator().manual_seed(SUBSET_SEED + 1))
         energy, test = tuple(t[order[:size]] for t in test), tuple(t[order[size:]] for t in test)
     return prepare.fixed_subset(train, subset.get("train")), test, energy
