@@ -93,7 +93,8 @@ def make_cifar(mirror: Path, per_batch=3, seed=0, mode="w:gz", archive="cifar-10
         data = rec.tobytes()
         members[f"cifar-10-batches-bin/{name}"] = data
         specs.append(FileSpec(name, (Source("cifar-10/cifar-10-binary.tar.gz",
-                                            member=f"cifar-10-batches-bin/{name}"),), md5=md5(data)))
+                                            member=f"cifar-10-batches-bin/{name}"),), md5=md5(data),
+                              label_sha256=sha256(rec[:, 0].tobytes())))
     members["cifar-10-batches-bin/batches.meta.txt"] = b"airplane\n"
     write(mirror / archive, tar_bytes(members, mode))
     return dataset("cifar-10", "synthetic", *specs), records

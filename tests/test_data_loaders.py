@@ -91,6 +91,35 @@ def test_read_labels_are_the_loaders_labels(tmp_path, name):
         read_labels("cifar-100", **kw)
 
 
+def test_cifar10_labels_are_verified_by_their_own_checksum_not_the_images(tmp_path):
+    """read_labels checks CIFAR-10's label bytes (label_sha256) and hashes no image: a changed
+    pixel leaves the labels readable (the loaders, which read the pixels, refuse the file); a
+    changed label is refused with the file named; a spec without label_sha256 is verified whole."""
+    from dataclasses import replace
+
+    from dpnotes.data import ChecksumError
+
+    ds, records = make_cifar(tmp_path / "m")
+    kw = dict(mirror=tmp_path / "m", cache_dir=tmp_path / "c", registry={"cifar-10": ds})
+    want = records["data_batch_2.bin"][:, 0]
+    cached = tmp_path / "c" / "cifar-10" / "data_batch_2.bin"
+    read_labels("cifar-10", **kw)
+    raw = bytearray(cached.read_bytes())
+    raw[3073 + 100] ^= 1  # a pixel of the second record
+    cached.write_bytes(bytes(raw))
+    assert np.array_equal(read_labels("cifar-10", **kw)[3:6], want)
+    with pytest.raises(ChecksumError, match="md5 of its content"):
+        load_cifar10(**kw)
+    whole = {"cifar-10": replace(ds, files={n: replace(f, label_sha256=None) for n, f in ds.files.items()})}
+    with pytest.raises(ChecksumError, match="md5 of its content"):
+        read_labels("cifar-10", **{**kw, "registry": whole})
+    raw[3073] = (raw[3073] + 1) % 10  # the second record's label
+    cached.write_bytes(bytes(raw))
+    with pytest.raises(ChecksumError, match="sha256 of its labels") as err:
+        read_labels("cifar-10", **kw)
+    assert str(cached) in str(err.value)
+
+
 @pytest.mark.parametrize("form", ["jsonl", "tarball"])
 def test_load_imdb_from_either_form(tmp_path, form):
     spec = make_imdb_jsonl(tmp_path / "m") if form == "jsonl" else make_imdb_tarball(tmp_path / "web")

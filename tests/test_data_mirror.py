@@ -143,3 +143,27 @@ def test_cifar10_from_the_xz_mirror(cache):
     with _cache_only():  # the test batch was unpacked with the train batches
         xt, yt = load_cifar10("test", cache_dir=cache)
     assert xt.shape == (10000, 3, 32, 32) and yt.bincount().tolist() == [1000] * 10
+
+
+@pytest.mark.slow
+def test_cifar10_label_checksums_are_those_of_the_md5_verified_files(cache):
+    """The registry's label_sha256 (what read_labels verifies) against the labels of the files
+    as the loaders verify them (md5 of the whole content)."""
+    import hashlib
+
+    import numpy as np
+
+    from dpnotes.data import read_labels
+    from dpnotes.data.registry import REGISTRY
+
+    _, y = load_cifar10("train", cache_dir=cache)
+    with _cache_only():
+        _, yt = load_cifar10("test", cache_dir=cache)
+    files = REGISTRY["cifar-10"].files
+    for i, name in enumerate(f"data_batch_{k}.bin" for k in range(1, 6)):
+        part = y[i * 10000:(i + 1) * 10000].numpy().astype(np.uint8)
+        assert hashlib.sha256(part.tobytes()).hexdigest() == files[name].label_sha256
+    assert hashlib.sha256(yt.numpy().astype(np.uint8).tobytes()).hexdigest() == files["test_batch.bin"].label_sha256
+    with _cache_only():
+        assert np.array_equal(read_labels("cifar-10", cache_dir=cache), y.numpy())
+

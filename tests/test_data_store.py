@@ -75,6 +75,30 @@ def test_corrupt_cached_file_is_an_error_naming_it(tmp_path):
     assert str(path) in str(exc.value)
 
 
+def test_a_cached_file_is_verified_by_its_strongest_checksum_alone(tmp_path, monkeypatch):
+    """A file with a sha256 is checked by it (an md5 adds nothing); an md5-only file (CIFAR-10's
+    members) by its md5: one digest per load, and corruption is caught either way."""
+    from dpnotes.data import store
+
+    asked = []
+    hash_stream = store._hash_stream
+    monkeypatch.setattr(store, "_hash_stream", lambda s, out, algos: asked.append(tuple(algos)) or hash_stream(s, out, algos))
+    idx, _ = make_idx(tmp_path / "m")
+    cifar, _ = make_cifar(tmp_path / "m")
+    reg, cache = {"mnist": idx, "cifar-10": cifar}, tmp_path / "c"
+    for name, file in (("mnist", "t10k-labels-idx1-ubyte"), ("cifar-10", "test_batch.bin")):
+        spec = reg[name].files[file]
+        want = ("sha256",) if spec.sha256 else ("md5",)
+        path = fetch(name, [file], mirror=tmp_path / "m", cache_dir=cache, registry=reg)[file]
+        asked.clear()
+        fetch(name, [file], mirror=tmp_path / "m", cache_dir=cache, registry=reg)
+        assert asked == [want]
+        path.write_bytes(path.read_bytes()[:-1] + bytes([path.read_bytes()[-1] ^ 1]))
+        with pytest.raises(ChecksumError, match=f"{want[0]} of its content"):
+            fetch(name, [file], mirror=tmp_path / "m", cache_dir=cache, registry=reg)
+    assert idx.files["t10k-labels-idx1-ubyte"].md5 and idx.files["t10k-labels-idx1-ubyte"].sha256
+
+
 def test_missing_everywhere_is_file_not_found_saying_what_to_do(tmp_path):
     ds, _ = make_idx(tmp_path / "m")
     (tmp_path / "empty").mkdir()

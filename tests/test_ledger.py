@@ -142,6 +142,23 @@ def test_no_torch_import():
     assert out.split() == ["False", "False"]
 
 
+def test_the_ledger_imports_no_scipy_and_its_events_are_dp_accountings_own():
+    """dpnotes.ledger loads dp_accounting.dp_event without the package's __init__ (which imports
+    scipy.signal, .stats and .optimize); importing dp_accounting afterwards, or before, gives
+    the very same classes, and its accountants price them."""
+    code = ("import sys, dpnotes.ledger as L; print('scipy' in sys.modules);"
+            "import dp_accounting; from dp_accounting import rdp;"
+            "print(dp_accounting.GaussianDpEvent is L.GaussianDpEvent, dp_accounting.dp_event.DpEvent is L.DpEvent);"
+            "a = rdp.RdpAccountant(); a.compose(L.PoissonSampledDpEvent(0.01, L.GaussianDpEvent(1.0)), 100);"
+            "print(a.get_epsilon(1e-5) > 0)")
+    before = ("import dp_accounting, dpnotes.ledger as L;"
+              "print(dp_accounting.PoissonSampledDpEvent is L.PoissonSampledDpEvent)")
+    run = lambda c: subprocess.run([sys.executable, "-c", c], capture_output=True, text=True, check=True,  # noqa: E731
+                                   cwd=Path(__file__).resolve().parents[1]).stdout.split()
+    assert run(code) == ["False", "True", "True", "True"]
+    assert run(before) == ["True"]
+
+
 def test_totals_merge_interleaved_releases_and_price_the_same():
     from dpnotes.accounting.registry import price
 

@@ -94,6 +94,14 @@ def test_the_interval_is_students_t():
     assert mean == 2.0 and hi - mean == pytest.approx(4.302653 * 1.0 / math.sqrt(3), rel=1e-6)
 
 
+def test_the_t_quantile_is_scipy_stats_own_for_every_seed_count():
+    from scipy.stats import t
+
+    for n in range(2, 60):
+        verdicts.t_quantile.cache_clear()
+        assert verdicts.t_quantile(n) == float(t.ppf(0.5 + verdicts.CONFIDENCE / 2, n - 1))
+
+
 def test_an_outlier_seed_replaced_in_a_reproduced_claim_makes_it_inconclusive_not_reproduced():
     # GDP Table 1 row 1 with one seed's accuracy edited to 10%: v1's band widened to +-97.9
     ev = verdicts.judge(acc("95.0"), train([95.1, 94.9, 10.0]))

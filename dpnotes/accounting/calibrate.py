@@ -12,9 +12,8 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import numpy as np
-from scipy import optimize
 
-from dpnotes import validate
+from dpnotes import calc_cache, validate
 from dpnotes.accounting.accountants import CONVERSION, DEFAULT_ORDERS, accountant_names, epsilon
 from dpnotes.accounting.gdp import epsilon_from_mu, mu_from_epsilon, mu_poisson
 from dpnotes.accounting.rdp import _epsilons, rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
@@ -65,6 +64,8 @@ def _solve_log_sigma(eps_of: Callable[[float], float], target: float, tol: float
             break
         x0, g0, step = x1, g1, 2 * step
     lo, hi = sorted((x0, x1))
+    from scipy import optimize  # about 0.4 s: only where sigma is solved for
+
     return math.exp(optimize.brentq(g, lo, hi, xtol=tol / 4, rtol=4 * np.finfo(float).eps))
 
 
@@ -123,7 +124,9 @@ def noise_multiplier(
         digits = validate.integer("digits", digits, minimum=1)
     if orders is not None and not isinstance(orders, str):
         orders = tuple(resolve_orders(orders).tolist())
-    return _noise_multiplier(target, q, steps, delta, accountant, orders, tol, digits)
+    inputs = (target, q, steps, delta, accountant, orders, tol, digits)
+    # a pure value: within dpnotes scoreboard, from dpnotes.calc_cache (no root finding, no scipy)
+    return calc_cache.cached("calibrate.noise_multiplier", inputs, lambda: _noise_multiplier(*inputs))
 
 
 @lru_cache(maxsize=1024)

@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
-from scipy.optimize import brentq
 
 from dpnotes import validate
 from dpnotes.accounting.rdp import rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
@@ -166,6 +165,8 @@ class DPISAccountant:
         while not np.isfinite(excess(lo)):  # brentq needs finite values
             mid = (lo + hi) / 2
             lo, hi = (lo, mid) if excess(mid) <= 0 else (mid, hi)
+        from scipy.optimize import brentq  # about 0.4 s: only where sigma is calibrated
+
         root = brentq(excess, lo, hi, xtol=1e-10, rtol=1e-10)
         while excess(root) > 0:  # make sure we land on the feasible side
             root += 1e-9

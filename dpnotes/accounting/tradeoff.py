@@ -13,8 +13,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting.pld import privacy_loss_distribution
-from scipy.stats import norm
 
 from dpnotes import validate
 from dpnotes.accounting.rdp import _check_sgm, integer_steps
@@ -30,7 +28,9 @@ def _alpha(alpha) -> np.ndarray:
 def gaussian_tradeoff(mu: float, alpha) -> np.ndarray:
     """G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu), the trade-off of N(0,1) vs N(mu,1)."""
     mu = validate.nonnegative("mu", mu)
-    return norm.cdf(norm.isf(_alpha(alpha)) - mu)
+    from scipy.special import ndtr, ndtri  # scipy.stats.norm's cdf and isf, as it evaluates them
+
+    return ndtr(-ndtri(_alpha(alpha)) - mu)
 
 
 def epsdelta_tradeoff(eps: float, delta: float, alpha) -> np.ndarray:
@@ -73,6 +73,8 @@ def composed_subsampled_gaussian_tradeoff(
     q, sigma, _ = _check_sgm(q, sigma, steps)
     h = validate.positive("discretization", discretization)
     a = _alpha(alpha)
+    from dp_accounting.pld import privacy_loss_distribution  # scipy.signal: only where it composes
+
     pld = privacy_loss_distribution.from_gaussian_mechanism(
         sigma, sampling_prob=q, value_discretization_interval=h
     ).self_compose(integer_steps(steps))

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import hashlib
+
 import numpy as np
 
 from dpnotes import validate
-from dpnotes.data.store import fetch
+from dpnotes.data.registry import get_dataset
+from dpnotes.data.store import ChecksumError, fetch, locate
 
 _SPLITS = ("train", "test")
 
@@ -66,20 +69,20 @@ def load_cifar10(split: str = "train", *, mirror=None, cache_dir=None, registry=
     (uint8 [N, 3, 32, 32] channels R, G, B; int64 [N] labels 0-9)."""
     import torch
 
-    data = np.concatenate(_cifar10_records(split, mirror, cache_dir, registry, np.fromfile))
+    data = np.concatenate(_cifar10_records(split, mirror, cache_dir, registry))
     labels = _cifar10_labels(data, split)
     images = np.ascontiguousarray(data[:, 1:]).reshape(-1, 3, 32, 32)
     return torch.from_numpy(images), torch.from_numpy(labels)
 
 
-def _cifar10_records(split: str, mirror, cache_dir, registry, read) -> list[np.ndarray]:
-    """The 3073-byte records of each file of ``split``, read with ``read(path, dtype=uint8)``."""
+def _cifar10_records(split: str, mirror, cache_dir, registry) -> list[np.ndarray]:
+    """The 3073-byte records of each (verified) file of ``split``."""
     validate.choice("split", split, _SPLITS)
     names = [f"data_batch_{i}.bin" for i in range(1, 6)] if split == "train" else ["test_batch.bin"]
     paths = fetch("cifar-10", names, mirror=mirror, cache_dir=cache_dir, registry=registry)
     records = []
     for name in names:
-        raw = read(paths[name], dtype=np.uint8)
+        raw = np.fromfile(paths[name], dtype=np.uint8)
         if raw.size % 3073:
             raise ValueError(f"{paths[name]}: size {raw.size} is not a multiple of 3073-byte records")
         records.append(raw.reshape(-1, 3073))
@@ -99,10 +102,34 @@ def read_labels(dataset: str, split: str = "train", *, mirror=None, cache_dir=No
     torch (CIFAR-10's files are memory-mapped, only their label bytes are read)."""
     validate.choice("dataset", dataset, ("mnist", "fashion-mnist", "cifar-10"))
     if dataset == "cifar-10":
-        records = _cifar10_records(split, mirror, cache_dir, registry, lambda p, dtype: np.memmap(p, dtype, "r"))
-        return np.concatenate([_cifar10_labels(r, split) for r in records])
+        return _cifar10_read_labels(split, mirror, cache_dir, registry)
     _, label_path = _idx_paths(dataset, split, mirror, cache_dir, registry)
     labels = read_idx(label_path)
     if labels.ndim != 1:
         raise ValueError(f"{label_path}: labels must be one-dimensional, got shape {labels.shape}")
     return labels.astype(np.int64)
+
+
+def _cifar10_read_labels(split: str, mirror, cache_dir, registry) -> np.ndarray:
+    """CIFAR-10's labels, each file's label bytes checked against its spec's ``label_sha256``
+    (the images are neither read nor hashed: 50 kB verified instead of 150 MB); a spec without
+    one is verified whole, as every loader does."""
+    validate.choice("split", split, _SPLITS)
+    names = [f"data_batch_{i}.bin" for i in range(1, 6)] if split == "train" else ["test_batch.bin"]
+    specs = {n: get_dataset("cifar-10", registry).file(n) for n in names}
+    whole = not all(s.label_sha256 for s in specs.values())
+    paths = (fetch if whole else locate)("cifar-10", names, mirror=mirror, cache_dir=cache_dir, registry=registry)
+    out = []
+    for name in names:
+        raw = np.memmap(paths[name], np.uint8, "r")
+        if raw.size % 3073:
+            raise ValueError(f"{paths[name]}: size {raw.size} is not a multiple of 3073-byte records")
+        labels = np.ascontiguousarray(raw.reshape(-1, 3073)[:, 0])
+        got = hashlib.sha256(labels.tobytes()).hexdigest()
+        if not whole and got != specs[name].label_sha256:
+            raise ChecksumError(
+                f"{paths[name]}: sha256 of its labels is {got}, expected {specs[name].label_sha256} for "
+                f"{name!r}; the file is corrupt or is not the expected file. Delete the cached file and "
+                "load again to re-fetch it.")
+        out.append(_cifar10_labels(labels[:, None], split))
+    return np.concatenate(out)

@@ -12,24 +12,54 @@ json writes floats with ``repr``, which round-trips).
 
 from __future__ import annotations
 
+import importlib.util
+import os
+import sys
 from numbers import Real
 
 import attr
-from dp_accounting.dp_event import (
-    ComposedDpEvent,
-    DiscreteLaplaceDpEvent,
-    DpEvent,
-    GaussianDpEvent,
-    LaplaceDpEvent,
-    NonPrivateDpEvent,
-    NoOpDpEvent,
-    PoissonSampledDpEvent,
-    RandomizedResponseDpEvent,
-    SelfComposedDpEvent,
-    UnsupportedDpEvent,
-)
 
 from dpnotes import validate
+
+
+def _dp_event_module():
+    """``dp_accounting.dp_event``, loaded without running ``dp_accounting/__init__``.
+
+    That ``__init__`` imports the PLD accountant and the mechanism calibration, and with
+    them ``scipy.signal``, ``scipy.stats`` and ``scipy.optimize`` (about 1 s on our CPU),
+    though the event classes need only ``attrs``. Commands that read ledgers but price
+    nothing new (``dpnotes scoreboard``, ``dpnotes results verify``) would pay it on every
+    call. The module is registered under its own name, so a later ``import dp_accounting``
+    finds it in ``sys.modules`` and every class is the same object either way
+    (``tests/test_ledger.py`` checks it).
+    """
+    name = "dp_accounting.dp_event"
+    if name not in sys.modules:
+        package = importlib.util.find_spec("dp_accounting")
+        spec = importlib.util.spec_from_file_location(
+            name, os.path.join(os.path.dirname(package.origin), "dp_event.py"))
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+    return sys.modules[name]
+
+
+_dp_event = _dp_event_module()
+ComposedDpEvent = _dp_event.ComposedDpEvent
+DiscreteLaplaceDpEvent = _dp_event.DiscreteLaplaceDpEvent
+DpEvent = _dp_event.DpEvent
+GaussianDpEvent = _dp_event.GaussianDpEvent
+LaplaceDpEvent = _dp_event.LaplaceDpEvent
+NonPrivateDpEvent = _dp_event.NonPrivateDpEvent
+NoOpDpEvent = _dp_event.NoOpDpEvent
+PoissonSampledDpEvent = _dp_event.PoissonSampledDpEvent
+RandomizedResponseDpEvent = _dp_event.RandomizedResponseDpEvent
+SelfComposedDpEvent = _dp_event.SelfComposedDpEvent
+UnsupportedDpEvent = _dp_event.UnsupportedDpEvent
 
 LABEL_MECHANISMS = ("rr", "rr-with-prior", "lp-mst")  # Ghazi et al. Algorithms 1, 2 and 3
 

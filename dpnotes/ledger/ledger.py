@@ -17,9 +17,9 @@ from __future__ import annotations
 import math
 from numbers import Integral, Real
 
-from dp_accounting.dp_event import ComposedDpEvent, DpEvent, NoOpDpEvent, SelfComposedDpEvent
-
-from dpnotes.ledger.events import event_from_json, event_to_json
+from dpnotes.ledger.events import (
+    ComposedDpEvent, DpEvent, NoOpDpEvent, SelfComposedDpEvent, event_from_json, event_to_json,
+)
 
 
 def check_count(count, name: str = "count") -> float:

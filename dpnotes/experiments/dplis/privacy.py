@@ -10,7 +10,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from dpnotes import claims, validate
+from dpnotes import calc_cache, claims, validate
 from dpnotes.accounting.rdp import rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
 from dpnotes.accounting.registry import price
 from dpnotes.experiments.measurement import Measurement
@@ -115,7 +115,12 @@ class ColumnMatch:
 
 @lru_cache(maxsize=None)
 def column_match(claim_id: str, dataset: str) -> ColumnMatch:
-    """The epoch of ``dataset`` at which eps column ``claim_id`` is read (nearest eps)."""
+    """The epoch of ``dataset`` at which eps column ``claim_id`` is read (nearest eps). A pure
+    value: within ``dpnotes scoreboard``, from :mod:`dpnotes.calc_cache`."""
+    return calc_cache.cached("dplis.column_match", (claim_id, dataset), lambda: _column_match(claim_id, dataset))
+
+
+def _column_match(claim_id: str, dataset: str) -> ColumnMatch:
     claim = claims.get(claim_id)
     target = claim.number
     if target is None:

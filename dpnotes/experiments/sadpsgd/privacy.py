@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from dpnotes import claims, validate
+from dpnotes import calc_cache, claims, validate
 from dpnotes.accounting.registry import price
 from dpnotes.ledger import CandidateStepDpEvent, GaussianDpEvent, Ledger, PoissonSampledDpEvent
 
@@ -50,18 +50,22 @@ def released(ledger: Ledger) -> Ledger:
     return out
 
 
+def _accepted_only(ds: str, ledger: Ledger) -> float:
+    return price(ledger, setting(ds)["delta"], ACCEPTED_ONLY)[ACCEPTED_ONLY]["epsilon"]
+
+
 def eps_paper(ds: str, accepted: float, rejected: float = 0) -> float:
-    """Theorem 1's eps: the accepted steps only (``rejected`` changes nothing)."""
-    s = setting(ds)
-    return price(candidate_ledger(ds, accepted, rejected), s["delta"], ACCEPTED_ONLY)[ACCEPTED_ONLY]["epsilon"]
+    """Theorem 1's eps: the accepted steps only (``rejected`` changes nothing). A pure value:
+    within ``dpnotes scoreboard``, from :mod:`dpnotes.calc_cache`."""
+    return calc_cache.cached("sadpsgd.eps_paper", (ds, accepted, rejected),
+                             lambda: _accepted_only(ds, candidate_ledger(ds, accepted, rejected)))
 
 
 def eps_all(ds: str, accepted: float, rejected: float = 0) -> float:
     """Theorem 1's formula (integer orders 2..64, classic conversion) over ALL candidates:
-    a sound bound, differing from :func:`eps_paper` only in what it counts."""
-    s = setting(ds)
-    ledger = released(candidate_ledger(ds, accepted, rejected))
-    return price(ledger, s["delta"], ACCEPTED_ONLY)[ACCEPTED_ONLY]["epsilon"]
+    a sound bound, differing from :func:`eps_paper` only in what it counts (cached as it)."""
+    return calc_cache.cached("sadpsgd.eps_all", (ds, accepted, rejected),
+                             lambda: _accepted_only(ds, released(candidate_ledger(ds, accepted, rejected))))
 
 
 def eps_sound(ds: str, accepted: float, rejected: float = 0, accountants=SOUND) -> dict[str, float]:
