@@ -80,9 +80,13 @@ def test_a_cached_file_is_verified_by_its_strongest_checksum_alone(tmp_path, mon
     members) by its md5: one digest per load, and corruption is caught either way."""
     from dpnotes.data import store
 
-    asked = []
-    hash_stream = store._hash_stream
-    monkeypatch.setattr(store, "_hash_stream", lambda s, out, algos: asked.append(tuple(algos)) or hash_stream(s, out, algos))
+    asked, hash_stream = [], store._hash_stream
+
+    def counted(stream, out, algorithms):
+        asked.append(tuple(algorithms))
+        return hash_stream(stream, out, algorithms)
+
+    monkeypatch.setattr(store, "_hash_stream", counted)
     idx, _ = make_idx(tmp_path / "m")
     cifar, _ = make_cifar(tmp_path / "m")
     reg, cache = {"mnist": idx, "cifar-10": cifar}, tmp_path / "c"

@@ -9,9 +9,8 @@ green, 1024 blue, each row-major 32x32); five training batches and one test batc
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import hashlib
+from pathlib import Path
 
 import numpy as np
 

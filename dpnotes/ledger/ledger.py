@@ -18,7 +18,12 @@ import math
 from numbers import Integral, Real
 
 from dpnotes.ledger.events import (
-    ComposedDpEvent, DpEvent, NoOpDpEvent, SelfComposedDpEvent, event_from_json, event_to_json,
+    ComposedDpEvent,
+    DpEvent,
+    NoOpDpEvent,
+    SelfComposedDpEvent,
+    event_from_json,
+    event_to_json,
 )
 
 
