@@ -66,11 +66,33 @@ def test_split_grid_needs_every_fraction_of_a_data_set():
     names = [("table4.mnist.lp_2st.eps2" if f == jax else f"appe.mnist.lp_2st.eps2.split{f:g}")
              for f in X.SPLIT_FRACTIONS]
     stored = [for_config(X, n, 0, test_acc=0.9 + i / 100, final=lp) for i, n in enumerate(names)]
+    assert report.split_grid(stored).text == "split grid not stored yet", "Fashion-MNIST's grid missing: no grid"
+    stored += [for_config(X, n.replace("mnist", "fmnist"), 0, test_acc=0.8, final=lp) for n in names]
     f = report.split_grid(stored)
-    assert list(f.data) == ["mnist"] and [r["split"] for r in f.data["mnist"]] == list(X.SPLIT_FRACTIONS)
+    assert list(f.data) == ["mnist", "fashion_mnist"]
+    assert [r["split"] for r in f.data["mnist"]] == list(X.SPLIT_FRACTIONS)
     assert f.data["mnist"][0]["test_acc"] == pytest.approx(90.0) and f.data["mnist"][0]["stage1_top_k_bar_acc"] == 99.0
-    assert len(f.shown) == 2 and f.text == ""
+    assert len(f.shown) == 2 and f.text == "" and "one seed" in f.shown[0].plain
     assert report.split_grid(stored[:-1]).text == "split grid not stored yet", "a fraction missing: no grid"
+
+
+def test_split_grid_shows_the_mean_of_the_complete_seeds_with_their_range():
+    """The figure is what App. E's statements judge: the mean over the seeds whose grid is complete
+    on both data sets, bars from the lowest to the highest seed; a seed with a fraction missing is left out."""
+    lp = {"lp_mst": {"k_bar": [2], "test_top_k_bar_acc": [0.9]}}
+    jax = X._jax_row(X.SPLIT_EPSILON)[2]
+    names = [("table4.{d}.lp_2st.eps2" if f == jax else "appe.{d}.lp_2st.eps2.split%g" % f) for f in X.SPLIT_FRACTIONS]
+    accs = {0: 0.90, 1: 0.94, 2: 0.50}
+    stored = [for_config(X, n.format(d=d), seed, test_acc=accs[seed], final=lp)
+              for seed in (0, 1, 2) for d in ("mnist", "fmnist") for n in names]
+    stored = [r for r in stored if not (r["spec"]["seed"] == 2 and r["spec"]["experiment"].endswith("split0.3"))]
+    f = report.split_grid(stored)
+    row = f.data["mnist"][0]
+    assert row["test_acc"] == pytest.approx(92.0)
+    assert (row["test_acc_low"], row["test_acc_high"]) == pytest.approx((90, 94))
+    assert row["k_bar"] == "2/2" and len(row["ids"]) == 2 and "mean of 2 seeds" in f.shown[0].plain
+    ms = {m.claim_id: m for m in X.measure(stored)}
+    assert ms["labeldp.appe.split_above_half"].seeds == 2
 
 
 def test_movielens_rows_and_directions():

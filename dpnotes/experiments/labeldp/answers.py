@@ -10,7 +10,7 @@ from dpnotes.experiments import measurement
 from dpnotes.experiments.measurement import Measurement
 from dpnotes.record import Record
 
-from .cells import APPC_EPSILONS, _grid, _lp_means, quoted_baselines, split_grid, table4_cells
+from .cells import APPC_EPSILONS, _grid, _lp_means, quoted_baselines, split_grid_mean, table4_cells
 from .runs import (
     APPE_SEEDS,
     DATASETS,
@@ -100,17 +100,12 @@ def _appe(records: list[dict]) -> list[Measurement]:
     final performance drops when the top-k accuracy is too low or too high', on the split grid
     (both data sets), from the mean over the seeds of APPE_SEEDS whose grid is complete; nothing
     until one grid is stored."""
-    grids = [g for g in (split_grid(records, seed) for seed in APPE_SEEDS) if len(g) == len(DATASETS)]
-    if not grids:
+    seeds, mean = split_grid_mean(records)
+    if not seeds:
         return []
-    ids = [r["id"] for g in grids for rows in g.values() for r in rows]
-    mean = {d: [{"split": row["split"], "id": row["id"],
-                 "test_acc": float(np.mean([g[d][i]["test_acc"] for g in grids])),
-                 "stage1_top_k_bar_acc": float(np.mean([g[d][i]["stage1_top_k_bar_acc"] for g in grids])),
-                 "k_bar": "/".join(str(g[d][i]["k_bar"]) for g in grids)}
-                for i, row in enumerate(grids[0][d])] for d in grids[0]}
+    ids = [r["ids"][k] for k in range(seeds) for rows in mean.values() for r in rows]  # seed by seed
     best = {d: max(rows, key=lambda r: r["test_acc"]) for d, rows in mean.items()}
-    of = f" (mean of {len(grids)} seeds)" if len(grids) > 1 else ""
+    of = f" (mean of {seeds} seeds)" if seeds > 1 else ""
     table = "; ".join(f"{d}{of}: " + ", ".join(
         f"split {r['split']:g} -> {r['test_acc']:.2f}% (stage-1 top-{r['k_bar']} {r['stage1_top_k_bar_acc']:.1f}%)"
         for r in rows) for d, rows in mean.items())
@@ -118,13 +113,13 @@ def _appe(records: list[dict]) -> list[Measurement]:
     interior = {}
     for d, rows in mean.items():
         by_top = sorted(rows, key=lambda r: r["stage1_top_k_bar_acc"])
-        interior[d] = best[d]["id"] not in (by_top[0]["id"], by_top[-1]["id"])
+        interior[d] = best[d]["split"] not in (by_top[0]["split"], by_top[-1]["split"])
     return [
         measurement.statement(
             "labeldp.appe.split_above_half", split_ok, table,
             f"LP-2ST at eps {SPLIT_EPSILON:g}, stage-1 fraction in {SPLIT_FRACTIONS}: the best final test accuracy "
             f"(mean over seeds) is at a fraction in ({SPLIT_HALF:g}, {SPLIT_SLIGHTLY_ABOVE:g}] on MNIST and "
-            "Fashion-MNIST (Fig. 4a is CIFAR-10's; ours the small CNN)", ids, seeds=len(grids)),
+            "Fashion-MNIST (Fig. 4a is CIFAR-10's; ours the small CNN)", ids, seeds=seeds),
         measurement.statement(
             "labeldp.appe.top_k_tradeoff", all(interior.values()),
             table + "; best final not at the lowest or highest stage-1 top-k̄ accuracy: "
@@ -133,7 +128,7 @@ def _appe(records: list[dict]) -> list[Measurement]:
             "and highest stage-1 top-k̄ test accuracy, on both data sets (Fig. 5 is CIFAR-10's and also varies the "
             "temperature; here the top-k̄ accuracy moves with the split alone, so this and the split statement rest "
             "on the same runs and are not independent; k̄ is floor(mean k*) as in the JAX code, Fig. 5 rounds)",
-            ids, seeds=len(grids)),
+            ids, seeds=seeds),
     ]
 
 

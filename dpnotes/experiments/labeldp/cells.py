@@ -10,6 +10,7 @@ from dpnotes import claims
 from dpnotes.record import Record
 
 from .runs import (
+    APPE_SEEDS,
     DATASETS,
     ML_EPSILONS,
     SELECTION_CANDIDATES,
@@ -127,6 +128,28 @@ def split_grid(records: list[dict], seed: int = 0) -> dict[str, list[dict]]:
         else:
             out[dataset] = rows
     return out
+
+
+def split_grid_mean(records: list[dict]) -> tuple[int, dict[str, list[dict]]]:
+    """``(n, grid)``: App. E's split grid averaged over the ``n`` seeds of APPE_SEEDS whose grid is
+    complete on every data set (n = 0: none is, and ``grid`` is empty). Each row: the fraction, the
+    mean final test accuracy (%) with its lowest and highest seed, the mean stage-1 top-k̄ accuracy
+    (%), the seeds' k̄ joined by "/", and the record ids (``ids``) it averages."""
+    grids = [g for g in (split_grid(records, seed) for seed in APPE_SEEDS) if len(g) == len(DATASETS)]
+    if not grids:
+        return 0, {}
+    mean = {}
+    for d in grids[0]:
+        rows = []
+        for i, row in enumerate(grids[0][d]):
+            acc = [g[d][i]["test_acc"] for g in grids]
+            rows.append({"split": row["split"], "test_acc": float(np.mean(acc)), "test_acc_low": min(acc),
+                         "test_acc_high": max(acc),
+                         "stage1_top_k_bar_acc": float(np.mean([g[d][i]["stage1_top_k_bar_acc"] for g in grids])),
+                         "k_bar": "/".join(str(g[d][i]["k_bar"]) for g in grids),
+                         "ids": [g[d][i]["id"] for g in grids]})
+        mean[d] = rows
+    return len(grids), mean
 
 
 def movielens_table(records: list[dict]) -> dict:
