@@ -368,6 +368,28 @@ def test_lp3st_gain_is_paired_and_sized(gain, holds):
     recs = _records(("sec5_1.", "table4."), lambda c: 90 + gain * (c["method_config"].get("stages") == 3))
     (m,) = [m for m in labeldp.measure(recs) if m.claim_id == "labeldp.sec5_1.lp3st_gain"]
     assert m.values == (holds,) and m.seeds == 1 and len(m.record_ids) == 2 * 4
+    assert len(m.comparisons) == 2 * 4, "per cell: gain - 0.5 and 4 - gain"
+
+
+@pytest.mark.parametrize("noise,verdict", [(0.05, "reproduced"), (3.0, "inconclusive")])
+def test_lp3st_gain_is_judged_per_cell_from_the_paired_seeds(noise, verdict):
+    """'consistently 1-2 %': each cell's paired gains (3 seeds) must lie in [0.5, 4] by their t interval;
+    one cell whose interval lies below 0.5 makes it not reproduced, too wide an interval inconclusive."""
+    from dpnotes import claims
+    from dpnotes.report import verdicts
+
+    def acc(c, low_cell=None):
+        wobble = noise * (c["seed"] - 1)
+        small = low_cell and c["experiment"].startswith(low_cell)
+        return 90 + (0.1 if small else 1.5 + wobble) * (c["method_config"].get("stages") == 3)
+
+    judge = lambda recs: verdicts.judge(claims.get("labeldp.sec5_1.lp3st_gain"), next(  # noqa: E731
+        m for m in labeldp.measure(recs) if m.claim_id == "labeldp.sec5_1.lp3st_gain"))
+    ev = judge(_records(("sec5_1.", "table4."), acc, seeds=(0, 1, 2)))
+    assert ev.verdict == verdict and ev.seeds == 3 and ev.paired
+    low = judge(_records(("sec5_1.", "table4."), lambda c: acc(c, "sec5_1.mnist.lp_3st.eps2") if c["method_config"].get(
+        "stages") == 3 else acc(c), seeds=(0, 1, 2)))
+    assert low.verdict == "not_reproduced"
 
 
 def test_movielens_runs_are_label_dp_neumf_and_read_as_directions():
