@@ -237,6 +237,20 @@ def test_draws_from_seed_switches_only_unstored_mlp_smoothed_seeds():
     assert all("draws" not in (c.get("method_config") or {}) for c in experiments.module("dplis").configs("smoke"))
 
 
+def test_torch_draws_on_an_mlp_only_replay_stored_records():
+    """Issue #36's <= 12x for DPlis K = 10 holds for every MLP run still to be made: torch's draws
+    (12.9-16.7x a non-private step on the MLPs, README) are left only to paper configs whose record
+    is stored (seed 0 of Table 2 and 9, Table 2's MNIST MLP seeds 1-2); every other smoothed MLP
+    config draws the first layer implicitly (4.1-9.2x). A new config with torch's draws fails here."""
+    from dpnotes.experiments import resolve
+
+    stored = {r["id"] for r in Store(ROOT).records("dplis", "paper")}
+    torch_draws = [c for c in runs.configs("paper") if c["method"] == "dplis" and "mlp" in c["model"]
+                   and (c.get("method_config") or {}).get("R") and c["method_config"].get("draws") != IMPLICIT]
+    assert torch_draws and all(resolve(c).id in stored for c in torch_draws), \
+        [(c["experiment"], c["seed"]) for c in torch_draws if resolve(c).id not in stored]
+
+
 def test_trains_end_to_end_and_resumes_like_the_uninterrupted_run(tmp_path):
     """The loop (Poisson batches, evaluation through the plain Linear) with draws="implicit-first-layer":
     a resumed run equals the uninterrupted one, and the run differs from the torch draws' run."""
