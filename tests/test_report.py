@@ -307,3 +307,29 @@ def test_scoreboard_rows_carry_basis_fidelity_and_note(tmp_path):
     assert quoted and all(r["verdict"] == "not_run" for r in quoted)
     assert basis({"seeds": 3, "paired": True, "fidelity": "paper"}) == "3 seeds, paired"
     assert basis({"seeds": None, "paired": None, "fidelity": "paper"}) == "computed"
+
+
+def test_per_seed_notes_join_seeds_that_say_the_same():
+    assert measurement.per_seed([(2, "14 epochs"), (0, "14 epochs"), (1, "14 epochs")]) == "seeds 0-2: 14 epochs"
+    assert measurement.per_seed([(0, "a"), (1, "b"), (2, "a")]) == "seeds 0, 2: a; seed 1: b"
+    assert measurement.per_seed([(0, "a"), (1, "a")]) == "seeds 0, 1: a"
+    assert measurement.per_seed([(3, "x")]) == "seed 3: x"
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.dictionaries(st.integers(0, 9), st.sampled_from(["a", "b", "c"]), min_size=1))
+def test_per_seed_notes_keep_every_seed_once_with_its_note(notes):
+    text = measurement.per_seed(notes.items())
+    found = {}
+    for part in text.split("; "):
+        head, note = part.split(": ", 1)
+        words = head.removeprefix("seeds ").removeprefix("seed ")
+        if "-" in words:
+            lo, hi = map(int, words.split("-"))
+            seeds = range(lo, hi + 1)
+        else:
+            seeds = [int(w) for w in words.split(", ")]
+        for s in seeds:
+            assert s not in found
+            found[s] = note
+    assert found == notes

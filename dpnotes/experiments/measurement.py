@@ -145,6 +145,23 @@ def statement(claim_id: str, holds: bool, detail: str, rule: str, record_ids=(),
                        comparisons=comparisons, substitute=substitute)
 
 
+def per_seed(seeds_and_notes) -> str:
+    """``(seed, note)`` pairs as one detail, seeds with the same note joined and in order:
+    ``"seeds 0-2: 14 epochs"``, ``"seeds 0, 2: ...; seed 1: ..."`` (a reader sees at once
+    whether the seeds differ)."""
+    groups: dict[str, list[int]] = {}
+    for seed, note in sorted(seeds_and_notes):
+        groups.setdefault(note, []).append(seed)
+
+    def seeds(s: list[int]) -> str:
+        if len(s) == 1:
+            return f"seed {s[0]}"
+        run = s == list(range(s[0], s[-1] + 1))
+        return f"seeds {s[0]}-{s[-1]}" if run and len(s) > 2 else "seeds " + ", ".join(map(str, s))
+
+    return "; ".join(f"{seeds(s)}: {note}" for note, s in groups.items())
+
+
 def missing(claim_id: str, why: str, detail: str | None = None) -> Measurement:
     """No value for the claim, and why (``detail``: what exists instead, not comparable)."""
     return Measurement(claim_id, "missing", detail=detail, basis=why)

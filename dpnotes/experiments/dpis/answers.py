@@ -40,9 +40,10 @@ def _training_claims(records: list[dict]) -> list[Measurement]:
         if not runs:
             out.append(measurement.missing(cid, _ABLATION_RUN if experiment in ablation_runs else _PAPER_RUN))
             continue
-        detail = "; ".join(f"seed {r.seed}: run {experiment}, {r.train['epochs']} epochs (ours: "
-                           f"not printed), {sum(e.get('dpis_capped_draws', 0) for e in r.epochs)} capped first-stage "
-                           "draws" for r in map(Record.of, runs))
+        detail = measurement.per_seed(
+            (r.seed, f"run {experiment}, {r.train['epochs']} epochs (ours: not printed), "
+                     f"{sum(e.get('dpis_capped_draws', 0) for e in r.epochs)} capped first-stage draws")
+            for r in map(Record.of, runs))
         if cid.split(".")[1] in ("table5", "table6"):
             detail += ("; the table prints no eps: read as eps 1 (its values are close to Table 3's eps-1 column, "
                        "not equal on Fashion-MNIST)")
@@ -56,10 +57,10 @@ def _training_claims(records: list[dict]) -> list[Measurement]:
         if not runs:
             out.append(measurement.missing(cid, _PAPER_RUN))
             continue
-        detail = "; ".join(
-            f"seed {r.seed}: {r.train['epochs']} epochs (ours: not printed)"
-            + (f", {sum(e.get('dpis_capped_draws', 0) for e in r.epochs)} capped first-stage draws"
-               if r.method == "dpis" else "") for r in map(Record.of, runs))
+        detail = measurement.per_seed(
+            (r.seed, f"{r.train['epochs']} epochs (ours: not printed)"
+                     + (f", {sum(e.get('dpis_capped_draws', 0) for e in r.epochs)} capped first-stage draws"
+                        if r.method == "dpis" else "")) for r in map(Record.of, runs))
         if experiment.rsplit(".", 1)[1] in RAW_METHODS:
             t = Record.of(runs[0]).train
             detail += (f"; b {t['batch_size']}, lr {t['lr']:g}, C {t['clip']:g}, sigma {t['noise_multiplier']:g}"
