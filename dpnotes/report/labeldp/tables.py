@@ -104,7 +104,10 @@ def split_grid(stored: list[dict]) -> Finding:
                 f"and against the stage-1 model's top-k̄ test accuracy (right); {basis}, the small CNN.",
         alt="Two line plots with one line per data set: final accuracy against the stage-1 fraction, and against the "
             "stage-1 top-k accuracy.")
-    frame = pd.DataFrame([{"dataset": d, "seeds": seeds, **{k: v for k, v in r.items() if k != "ids"}}
+    spread = {"test_acc_low": "lowest seed", "test_acc_high": "highest seed"} if seeds > 1 else {}
+    names = {"split": "stage-1 fraction", "test_acc": "final test acc. (%)", **spread,
+             "stage1_top_k_bar_acc": "stage-1 top-k̄ test acc. (%)", "k_bar": "k̄ (per seed)"}
+    frame = pd.DataFrame([{"data set": d, "seeds": seeds, **{names[k]: r[k] for k in names}}
                           for d, rows in grid.items() for r in rows])
     table = tables.table(frame, decimals=2)
     return Finding("", grid, (figure, table))
