@@ -443,3 +443,23 @@ def test_appc_gains_pair_seeds():
     recs.append({"id": s.id, "spec": s.to_dict(), "final": {"test_acc": 0.99}})
     (m,) = [m for m in labeldp.measure(recs) if m.claim_id == cid]
     assert m.values == (True,) and m.seeds == 1 and "fmnist eps 1: +0.10" in m.detail
+
+
+@pytest.mark.parametrize("peak,wobble,verdict", [(0.6, 0.05, "reproduced"), (0.8, 0.05, "not_reproduced"),
+                                                 (0.6, 3.0, "inconclusive")])
+def test_split_statements_are_judged_per_seed(peak, wobble, verdict):
+    """App. E's split and top-k sentences: per seed, the best accuracy where the sentence puts it minus
+    the best elsewhere; decided by those differences' intervals over the seeds with a complete grid."""
+    from dpnotes.report import verdicts
+
+    grid = ("appe.", "table4.mnist.lp_2st.eps2", "table4.fmnist.lp_2st.eps2")
+
+    def acc(c):
+        f = c["method_config"]["stage_fractions"][0]
+        return 95 - 10 * abs(f - peak) + wobble * (c["seed"] - 1) * (f == 0.3)
+
+    ms = {m.claim_id: m for m in labeldp.measure(_records(grid, acc, seeds=(0, 1, 2)))}
+    for cid in ("labeldp.appe.split_above_half", "labeldp.appe.top_k_tradeoff"):
+        ev = verdicts.judge(claims.get(cid), ms[cid])
+        assert ev.paired and ev.seeds == 3 and len(ms[cid].comparisons) == 2
+        assert ev.verdict == verdict, (cid, ev.detail)

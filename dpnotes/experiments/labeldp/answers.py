@@ -110,26 +110,42 @@ def _appe(records: list[dict]) -> list[Measurement]:
         f"split {r['split']:g} -> {r['test_acc']:.2f}% (stage-1 top-{r['k_bar']} {r['stage1_top_k_bar_acc']:.1f}%)"
         for r in rows) for d, rows in mean.items())
     split_ok = all(SPLIT_HALF < b["split"] <= SPLIT_SLIGHTLY_ABOVE for b in best.values())
-    interior = {}
+    interior, in_band, inside = {}, {}, {}
     for d, rows in mean.items():
         by_top = sorted(rows, key=lambda r: r["stage1_top_k_bar_acc"])
         interior[d] = best[d]["split"] not in (by_top[0]["split"], by_top[-1]["split"])
+        # per seed: the best accuracy where the sentence puts it minus the best elsewhere (> 0 where it holds)
+        band = [SPLIT_HALF < r["split"] <= SPLIT_SLIGHTLY_ABOVE for r in rows]
+        ends = [r["split"] in (by_top[0]["split"], by_top[-1]["split"]) for r in rows]
+        in_band[d] = _best_minus_rest(rows, band, seeds)
+        inside[d] = _best_minus_rest(rows, [not e for e in ends], seeds)
     return [
         measurement.statement(
             "labeldp.appe.split_above_half", split_ok, table,
             f"LP-2ST at eps {SPLIT_EPSILON:g}, stage-1 fraction in {SPLIT_FRACTIONS}: the best final test accuracy "
-            f"(mean over seeds) is at a fraction in ({SPLIT_HALF:g}, {SPLIT_SLIGHTLY_ABOVE:g}] on MNIST and "
-            "Fashion-MNIST (Fig. 4a is CIFAR-10's; ours the small CNN)", ids, seeds=seeds),
+            f"is at a fraction in ({SPLIT_HALF:g}, {SPLIT_SLIGHTLY_ABOVE:g}] on MNIST and Fashion-MNIST, judged per "
+            "seed: the best accuracy in that range minus the best outside it (Fig. 4a is CIFAR-10's; ours the small "
+            "CNN)", ids, seeds=seeds,
+            comparisons=[(f"{d}: best in ({SPLIT_HALF:g}, {SPLIT_SLIGHTLY_ABOVE:g}] - best outside", v)
+                         for d, v in in_band.items()]),
         measurement.statement(
             "labeldp.appe.top_k_tradeoff", all(interior.values()),
-            table + "; best final not at the lowest or highest stage-1 top-k̄ accuracy: "
+            table + "; best final (mean) not at the lowest or highest stage-1 top-k̄ accuracy: "
             + ", ".join(f"{d} {v}" for d, v in interior.items()),
-            "over the split grid (means over seeds), the best final accuracy lies strictly between the runs of lowest "
-            "and highest stage-1 top-k̄ test accuracy, on both data sets (Fig. 5 is CIFAR-10's and also varies the "
-            "temperature; here the top-k̄ accuracy moves with the split alone, so this and the split statement rest "
-            "on the same runs and are not independent; k̄ is floor(mean k*) as in the JAX code, Fig. 5 rounds)",
-            ids, seeds=seeds),
+            "over the split grid, the best final accuracy lies strictly between the runs of lowest and highest "
+            "stage-1 top-k̄ test accuracy (by their mean), on both data sets, judged per seed: the best accuracy "
+            "between them minus the better of the two (Fig. 5 is CIFAR-10's and also varies the temperature; here "
+            "the top-k̄ accuracy moves with the split alone, so this and the split statement rest on the same runs "
+            "and are not independent; k̄ is floor(mean k*) as in the JAX code, Fig. 5 rounds)",
+            ids, seeds=seeds,
+            comparisons=[(f"{d}: best between - best at the ends", v) for d, v in inside.items()]),
     ]
+
+
+def _best_minus_rest(rows: list[dict], chosen: list[bool], seeds: int) -> list[float]:
+    """Per seed: the best accuracy among the ``chosen`` rows minus the best among the others."""
+    return [max(r["test_acc_seeds"][k] for r, c in zip(rows, chosen) if c)
+            - max(r["test_acc_seeds"][k] for r, c in zip(rows, chosen) if not c) for k in range(seeds)]
 
 
 def _stage2_mixup(records: list[dict]) -> list[Measurement]:

@@ -134,7 +134,8 @@ def split_grid_mean(records: list[dict]) -> tuple[int, dict[str, list[dict]]]:
     """``(n, grid)``: App. E's split grid averaged over the ``n`` seeds of APPE_SEEDS whose grid is
     complete on every data set (n = 0: none is, and ``grid`` is empty). Each row: the fraction, the
     mean final test accuracy (%) with its lowest and highest seed, the mean stage-1 top-k̄ accuracy
-    (%), the seeds' k̄ joined by "/", and the record ids (``ids``) it averages."""
+    (%), the seeds' k̄ joined by "/", and the accuracies (``test_acc_seeds``) and record ids (``ids``)
+    it averages, seed by seed."""
     grids = [g for g in (split_grid(records, seed) for seed in APPE_SEEDS) if len(g) == len(DATASETS)]
     if not grids:
         return 0, {}
@@ -144,7 +145,7 @@ def split_grid_mean(records: list[dict]) -> tuple[int, dict[str, list[dict]]]:
         for i, row in enumerate(grids[0][d]):
             acc = [g[d][i]["test_acc"] for g in grids]
             rows.append({"split": row["split"], "test_acc": float(np.mean(acc)), "test_acc_low": min(acc),
-                         "test_acc_high": max(acc),
+                         "test_acc_high": max(acc), "test_acc_seeds": acc,
                          "stage1_top_k_bar_acc": float(np.mean([g[d][i]["stage1_top_k_bar_acc"] for g in grids])),
                          "k_bar": "/".join(str(g[d][i]["k_bar"]) for g in grids),
                          "ids": [g[d][i]["id"] for g in grids]})

@@ -107,7 +107,7 @@ def split_grid(stored: list[dict]) -> Finding:
     spread = {"test_acc_low": "lowest seed", "test_acc_high": "highest seed"} if seeds > 1 else {}
     names = {"split": "stage-1 fraction", "test_acc": "final test acc. (%)", **spread,
              "stage1_top_k_bar_acc": "stage-1 top-k̄ test acc. (%)", "k_bar": "k̄ (per seed)"}
-    frame = pd.DataFrame([{"data set": d, "seeds": seeds, **{names[k]: r[k] for k in names}}
+    frame = pd.DataFrame([{"data set": d, "seeds": seeds, **{v: r[k] for k, v in names.items()}}
                           for d, rows in grid.items() for r in rows])
     table = tables.table(frame, decimals=2)
     return Finding("", grid, (figure, table))
