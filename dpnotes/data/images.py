@@ -124,8 +124,7 @@ def _cifar10_read_labels(split: str, mirror, cache_dir, registry) -> np.ndarray:
         if raw.size % 3073:
             raise ValueError(f"{paths[name]}: size {raw.size} is not a multiple of 3073-byte records")
         labels = np.ascontiguousarray(raw.reshape(-1, 3073)[:, 0])
-        got = hashlib.sha256(labels.tobytes()).hexdigest()
-        if not whole and got != specs[name].label_sha256:
+        if not whole and (got := hashlib.sha256(labels.tobytes()).hexdigest()) != specs[name].label_sha256:
             raise ChecksumError(
                 f"{paths[name]}: sha256 of its labels is {got}, expected {specs[name].label_sha256} for "
                 f"{name!r}; the file is corrupt or is not the expected file. Delete the cached file and "
