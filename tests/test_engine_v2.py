@@ -275,6 +275,27 @@ def test_segments_without_a_checkpoint_are_not_part_of_the_run(tmp_path, toy, mo
     assert "interrupted" not in seg
 
 
+def test_a_record_the_store_refuses_keeps_its_segment_once(tmp_path, toy, monkeypatch):
+    """A finished run whose record the store refuses (it did: a NaN train loss) keeps its
+    checkpoint and its finished segment, once: the next attempt's record lists it and its own."""
+    _clean(monkeypatch, dirty=False)
+    store = Store(tmp_path)
+    put = Store.put
+
+    def refuse(self, record):
+        raise ValueError("refused")
+
+    monkeypatch.setattr(Store, "put", refuse)
+    with pytest.raises(ValueError, match="refused"):
+        runner.run_paper("gdp", "paper", store=store, progress=False)
+    (saved,) = (tmp_path / ".checkpoints").glob("*.segments.json")
+    assert len(json.loads(saved.read_text())["segments"]) == 1
+    monkeypatch.setattr(Store, "put", put)
+    (record,) = runner.run_paper("gdp", "paper", store=store, progress=False)
+    segs = record["provenance"]["segments"]
+    assert len(segs) == 2 and not any(s.get("interrupted") for s in segs)
+
+
 KILLED_CHILD = """
 import sys
 sys.path.insert(0, {tests!r})

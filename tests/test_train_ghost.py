@@ -413,3 +413,27 @@ def test_the_positions_form_leaves_the_stored_ghost_models_as_they_were(name, dr
         h.remove()
     rules = [OuterRecord(m, {"weight": "weight"}, [call] * draws).rule() for m, call in seen.items()]
     assert "positions" not in rules and "patches" in rules, rules
+
+
+@pytest.mark.parametrize("form", ["patches", "positions"])
+def test_gram_forms_never_round_below_zero(form, monkeypatch):
+    """An example whose loss is ~0 (saturated softmax) has denormal output gradients: the Gram
+    form's sum ``<A A^T, G G^T>`` then rounded to -5e-42 for one example of SA-DPSGD's Fashion-MNIST
+    seed 1 (second convolution, step 1,087), its norm became NaN and so did the model. Inputs
+    like those (positive, highly correlated patches; gradients of 1e-23) must give squared norms
+    >= 0 and finite norms. Their values are float32 noise (off by up to 100 % from float64) but
+    far below any clip norm: every clip factor is exactly 1, as it is for the float64 norms."""
+    monkeypatch.setattr(OuterRecord, "rule", lambda self: form)
+    conv = nn.Conv2d(16, 32, 4, stride=2)
+    g = torch.Generator().manual_seed(0)
+    x = 2 + 0.1 * torch.randn(256, 16, 12, 12, generator=g)
+    gy = 1e-23 * torch.randn(256, 32, 5, 5, generator=g)
+    grads = FactoredGrads({conv: OuterRecord(conv, {"weight": "weight"}, [(x, gy)])},
+                          {"weight": conv.weight}, len(x))
+    sq = grads.sq_norms()["weight"]
+    a = F.unfold(x.double(), 4, stride=2)  # [B, p, T]
+    exact = (gy.double().flatten(2) @ a.transpose(1, 2)).square().sum((1, 2))  # ||G_i^T A_i||^2
+    assert (sq >= 0).all(), sq.min()
+    assert torch.isfinite(grads.norms()).all()
+    assert torch.allclose(grads.norms().double(), exact.sqrt(), rtol=0, atol=1e-19)
+    assert all((f == 1).all() for f in clip_factors(grads, 0.1).values())

@@ -141,6 +141,29 @@ def test_resume_from_checkpoint_equals_uninterrupted(tmp_path):
         _run(cfg.replace(lr=0.1), checkpoint=path2)
 
 
+class _PoisonAtEpoch(Plugin):
+    """Fault injection: sets one weight to NaN at the start of epoch ``epoch`` (0-based)."""
+
+    def __init__(self, epoch):
+        self.epoch = epoch
+
+    def on_epoch_start(self, ctx, epoch):
+        if epoch == self.epoch:
+            with torch.no_grad():
+                next(ctx.model.parameters())[0, 0] = float("nan")
+
+
+def test_non_finite_parameters_stop_the_run_and_the_checkpoint_keeps_the_last_finite_epoch(tmp_path):
+    cfg = TrainConfig(epochs=4, batch_size=20, lr=0.5, noise_multiplier=1.0, accountants=("rdp",), seed=3)
+    path = tmp_path / "run.pt"
+    with pytest.raises(FloatingPointError, match=r"epoch 3: parameters 0.weight, 0.bias, 2.weight, 2.bias are "
+                                                 r"not finite at step 18 .*checkpoint keeps epoch 2"):
+        _run(cfg, checkpoint=path, plugins=[_PoisonAtEpoch(2)])
+    history = torch.load(path, weights_only=False)["history"]
+    assert [r["epoch"] for r in history] == [1, 2]
+    assert _strip(_run(cfg, checkpoint=path, plugins=[Plugin()])) == _strip(_run(cfg))  # from the finite epoch
+
+
 def test_func_and_opacus_backends_train_alike():
     cfg = TrainConfig(epochs=2, batch_size=20, lr=0.5, noise_multiplier=1.0, clip=0.1,
                       accountants=(), seed=3)

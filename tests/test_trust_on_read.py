@@ -196,6 +196,17 @@ def test_truncated_checkpoint_is_named(tmp_path):
         _toy(path)
 
 
+def test_checkpoint_with_non_finite_parameters_is_refused(tmp_path):
+    path = tmp_path / "run.pt"
+    _toy(path, epochs=1)
+    state = torch.load(path, weights_only=True)
+    name = next(iter(state["model"]))
+    state["model"][name].view(-1)[0] = float("nan")
+    torch.save(state, path)
+    with pytest.raises(ValueError, match=f"checkpoint {path} holds non-finite model parameters \\({name}\\)"):
+        _toy(path)
+
+
 class Payload:
     """A pickled object that runs code when unpickled (it touches a file)."""
 

@@ -114,8 +114,9 @@ def train_record(spec: RunSpec, *, device: str, checkpoints: Path, progress: boo
         save({**provenance.segment(state, device, started, time.perf_counter() - start), "interrupted": True})
         raise
     wall = time.perf_counter() - start
-    segments.append({**provenance.segment(state, device, started, wall), "phases": timer.to_json(wall)})
-    save(segments[-1])
+    finished = {**provenance.segment(state, device, started, wall), "phases": timer.to_json(wall)}
+    save(finished)  # kept if the store then refuses the record: a later attempt resumes after it
+    segments.append(finished)
     return assemble(spec.id, spec.to_dict(), out, {
         "segments": segments, "wall_time_s": round(sum(s["wall_s"] for s in segments), 3),
         "dirty": any(s["dirty"] for s in segments), "finished": provenance.now()})

@@ -56,6 +56,10 @@ def read(path: str | Path, device) -> dict:
     if not isinstance(state, dict) or set(KEYS) - set(state):
         raise ValueError(f"checkpoint {path} is not a dpnotes checkpoint (missing "
                          f"{sorted(set(KEYS) - set(state)) if isinstance(state, dict) else 'everything'}){fresh}")
+    bad = [k for k, v in state["model"].items() if torch.is_tensor(v) and v.is_floating_point()
+           and not bool(torch.isfinite(v).all())]
+    if bad:  # written before the loop stopped at non-finite parameters: resuming would train on NaN
+        raise ValueError(f"checkpoint {path} holds non-finite model parameters ({', '.join(bad)}){fresh}")
     return state
 
 

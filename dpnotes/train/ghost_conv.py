@@ -84,14 +84,20 @@ def unfolded(m: nn.Module, x: torch.Tensor, gy: torch.Tensor) -> tuple[torch.Ten
 def gram_sq_norms(m: nn.Module, calls) -> torch.Tensor:
     """``||G_i||^2`` [b] of the gradient summed over a convolution's ``calls`` ((input, output
     gradient) pairs): ``sum_{c, c'} < A_c A_c'^T, Gr_c Gr_c'^T >`` over calls c, c' (the
-    concatenated factors' Gram matrices, block by block; Li et al. 2022)."""
+    concatenated factors' Gram matrices, block by block; Li et al. 2022).
+
+    The sum is ``||G_i||^2 >= 0``, but in float32 it can round below 0 when the example's
+    output gradients are denormal (a saturated softmax, loss ~ 0: products of 1e-23s underflow
+    to multiples of 1.4e-45 while the input Gram holds thousands). Clamped at 0: the square root
+    of a negative would make the example's norm, its clip factor and the whole update NaN (it
+    did: SA-DPSGD Fashion-MNIST seed 1, step 1,087). Gram forms elsewhere are clamped alike."""
     gs = [gy.reshape(len(gy), m.out_channels, -1) for _, gy in calls]
     total = None
     for i, (x, _) in enumerate(calls):
         for j in range(i, len(calls)):
             term = (patch_gram(m, x, calls[j][0]) * torch.bmm(gs[i].transpose(1, 2), gs[j])).sum((1, 2))
             total = term if total is None else total + (term if i == j else 2 * term)
-    return total
+    return total.clamp_(min=0)
 
 
 def conv_weight_grad(m: nn.Module, x: torch.Tensor, gy: torch.Tensor, per_example: bool) -> torch.Tensor:

@@ -195,7 +195,8 @@ class OuterRecord(Record):
             if a.shape[1] == 1:
                 parts.append(_sq(a) * _sq(g))
             else:
-                parts.append((torch.bmm(a, a.transpose(1, 2)) * torch.bmm(g, g.transpose(1, 2))).sum((1, 2)))
+                gram = (torch.bmm(a, a.transpose(1, 2)) * torch.bmm(g, g.transpose(1, 2))).sum((1, 2))
+                parts.append(gram.clamp_(min=0))  # see ghost_conv.gram_sq_norms on rounding below 0
         out["weight"] = _cat(parts, 0)
         return out
 
