@@ -200,6 +200,10 @@ def test_comparisons_decide_a_statement_by_their_intervals():
     assert verdicts.judge(c, stmt(("x", [5.0])), SD).verdict == "reproduced"
     assert verdicts.judge(c, stmt(("x", [0.3])), SD).verdict == "inconclusive"
     assert verdicts.judge(c, stmt(("x", [5.0])), None).verdict == "inconclusive"
+    # a comparison no seed can decide (values ()) keeps it from being reproduced, not from failing
+    undecided = verdicts.judge(c, stmt(("x", [0.1, 0.2, 0.15]), ("y", ())))
+    assert undecided.verdict == "inconclusive" and "y: no seed can say" in undecided.detail and undecided.seeds == 3
+    assert verdicts.judge(c, stmt(("x", [-0.1, -0.2, -0.15]), ("y", ()))).verdict == "not_reproduced"
 
 
 def test_trend_needs_its_interval_above_zero():
@@ -281,7 +285,7 @@ def test_judge_refuses_a_measurement_of_another_claim():
     dict(kind="trend", values=("yes",), rule="r"),
     dict(kind="trend", values=(1.0,), rule="r", floor=-1.0),
     dict(kind="training", values=(1.0,), record_ids=("a",), comparisons=(("x", (1.0,)),)),
-    dict(kind="statement", values=(True,), rule="r", comparisons=(("x", ()),)),
+    dict(kind="statement", values=(True,), rule="r", comparisons=(("x", ("1.0",)),)),
 ])
 def test_malformed_measurements_rejected(bad):
     with pytest.raises(ValueError):

@@ -377,31 +377,49 @@ def test_beats_sota_fails_on_one_dataset_and_waits_for_the_others_otherwise():
     assert "b" not in paired.record_ids and "mnist: SA-DPSGD 95.00%" in paired.detail
 
 
-def test_lowest_privacy_cost_compares_mean_eps_per_level():
+def test_lowest_privacy_cost_is_judged_on_paired_seeds_per_level_and_gap():
     levels = [claims.setting(f"sadpsgd.table3.mnist.{lv}.accuracy_level") for lv in sa.table3_levels("mnist")]
 
-    def run(reach, rid):  # reaches level i after reach[i] steps, all accepted
-        points = [{"step": st, "accepted_steps": st, "test_loss": 0.1, "test_acc": lv}
-                  for st, lv in zip(reach, levels)]
-        return {"id": rid, "spec": {"seed": 0}, "epochs": [{"curve": points}]}
+    def run(reach, seed, end=6000):  # reaches level i after reach[i] steps (all accepted), ends at step `end`
+        points = [{"step": st, "accepted_steps": st, "test_loss": 0.1, "test_acc": lv} for st, lv in zip(reach, levels)]
+        points.append({"step": end, "accepted_steps": end, "test_loss": 0.1, "test_acc": 0.5})
+        return {"id": f"r{seed}.{reach}", "spec": {"seed": seed}, "epochs": [{"curve": points}]}
 
-    base = {"table3.mnist.dpsgd": [run([900, 1800, 4000], "d")],
-            "table3.mnist.dpsgd_tanh": [run([800, 1500, 3000], "h")],
-            "table3.mnist.dpsgd_auto_s": [run([800, 1500, 3000], "a")]}
-    m = sa._lowest_privacy_cost({**base, "table1.mnist.sa_dpsgd": [run([700, 1300, 2500], "s")]})
-    assert m.kind == "missing" and "gap grows" in m.detail  # holds on MNIST, the others not run
-    m = sa._lowest_privacy_cost({**base, "table1.mnist.sa_dpsgd": [run([700, 1450, 2500], "s")]})
-    assert m.values == (False,) and "gap does not grow" in m.detail
-    assert m.seeds == 1 and judge(claims.get(m.claim_id), m).verdict == "inconclusive"
-    m = sa._lowest_privacy_cost({**base, "table1.mnist.sa_dpsgd": [run([850, 1300, 2500], "s")]})
-    assert m.values == (False,)
-    # SA-DPSGD's run ends at eps 3: a level it never reached is undecided if the baselines needed
-    # more than eps 3 for it, and decides against the claim if a baseline got there within eps 3
-    late = {k: [run([800, 1500, 12000], k)] for k in base}
-    m = sa._lowest_privacy_cost({**late, "table1.mnist.sa_dpsgd": [run([700, 1300], "s")]})
-    assert m.kind == "missing" and "undecided at 0.98" in m.detail
-    m = sa._lowest_privacy_cost({**base, "table1.mnist.sa_dpsgd": [run([700, 1300], "s")]})
-    assert m.values == (False,)
+    def runs(sa_reach, base_reach, sa_end=6000, seeds=(0, 1, 2)):
+        out = {f"table3.mnist.{k}": [run([r + 10 * s for r in base_reach], s) for s in seeds]
+               for k in ("dpsgd", "dpsgd_tanh", "dpsgd_auto_s")}
+        return {**out, "table1.mnist.sa_dpsgd": [run([r + 7 * s for r in sa_reach], s, sa_end) for s in seeds]}
+
+    def verdict(m):
+        return judge(claims.get(m.claim_id), m)
+
+    m = sa._lowest_privacy_cost(runs([700, 1300, 2500], [800, 1500, 3000]))  # lower everywhere, gap grows
+    assert m.kind == "statement" and len(m.comparisons) == 5 and all(len(v) == 3 for _, v in m.comparisons)
+    assert m.substitute == "judged on mnist only: fmnist, cifar10 Table 3 runs not run (GPU)"
+    e = verdict(m)
+    assert e.verdict == "reproduced" and e.paired and e.seeds == 3 and e.fidelity == "substitute"
+    gap = dict(m.comparisons)["mnist 94 %: best baseline - SA"]
+    assert gap == pytest.approx([sa.eps_paper("mnist", 800 + 10 * s) - sa.eps_paper("mnist", 700 + 7 * s)
+                                 for s in range(3)])
+    assert verdict(sa._lowest_privacy_cost(runs([900, 1600, 3200], [800, 1500, 3000]))).verdict == "not_reproduced"
+    assert verdict(sa._lowest_privacy_cost(runs([700, 1450, 2500], [800, 1500, 3000]))).verdict == "not_reproduced"
+    # only the seeds every scheme has are compared
+    extra = runs([700, 1300, 2500], [800, 1500, 3000])
+    extra["table1.mnist.sa_dpsgd"].append(run([9000, 9000, 9000], 3))
+    assert all(len(v) == 3 for _, v in sa._lowest_privacy_cost(extra).comparisons)
+    # a baseline that never reaches 98 % counts from the eps its run ended at (a lower bound)
+    m = sa._lowest_privacy_cost(runs([700, 1300, 2500], [800, 1500, 3000]) | {
+        "table3.mnist.dpsgd": [run([800 + 10 * s, 1500 + 10 * s], s, end=5000) for s in range(3)]})
+    assert "dpsgd never reached 98 % on seed(s) 0, 1, 2" in m.detail
+    # SA-DPSGD's run ends (eps 3) before 98 %: the baselines needed more, so no seed can say;
+    # had a baseline got there below SA-DPSGD's end, its bound (< 0) would decide against it
+    m = sa._lowest_privacy_cost(runs([700, 1300], [800, 1500, 12000], sa_end=2000))
+    assert dict(m.comparisons)["mnist 98 %: best baseline - SA"] == () and "cannot say" in m.detail
+    assert verdict(m).verdict == "inconclusive" and "no seed can say" in verdict(m).detail
+    m = sa._lowest_privacy_cost(runs([700, 1300], [800, 1500, 1800], sa_end=2000))
+    assert all(v < 0 for v in dict(m.comparisons)["mnist 98 %: best baseline - SA"])
+    assert verdict(m).verdict == "not_reproduced"
+    assert sa._lowest_privacy_cost({}).kind == "missing"
 
 
 def test_bad_inputs_name_the_parameter():

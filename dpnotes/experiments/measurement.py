@@ -31,8 +31,9 @@ Kinds:
                 the test it applies; ``record_ids`` the runs compared, if any, and
                 ``seeds`` how many seeds they are (1: the verdict is inconclusive). A
                 comparative sentence ("A beats B everywhere") carries ``comparisons``:
-                ``(label, paired differences per seed)``, each > 0 where it holds; the
-                verdict then comes from their intervals, not from ``holds``.
+                ``(label, paired differences per seed)``, each > 0 where it holds (no
+                value: no seed can say, the comparison is undecided); the verdict then comes
+                from their intervals, not from ``holds``.
 
 Every kind may name a ``substitute``: what differs from the paper's experiment (a model,
 data set, epochs, accountant or inferred setting), shown with the verdict and counted apart.
@@ -80,7 +81,7 @@ class Measurement:
                                      or self.floor < 0):
             raise ValueError(f"{self.claim_id}: a trend holds numbers per seed, its rule and a floor >= 0")
         if self.comparisons and (self.kind != "statement" or any(
-                not values or any(not isinstance(v, (int, float)) for v in values) for _, values in self.comparisons)):
+                any(not isinstance(v, (int, float)) for v in values) for _, values in self.comparisons)):
             raise ValueError(f"{self.claim_id}: comparisons are statements' (label, paired differences) pairs")
         if self.kind == "missing" and self.values:
             raise ValueError(f"{self.claim_id}: a missing measurement holds no value")

@@ -263,9 +263,13 @@ def statement(claim: Claim, m: Measurement, sd=None) -> Evidence:
 def _compared(claim: Claim, m: Measurement, sd) -> Evidence:
     """Comparisons in the units of the paper's training claims; a one-seed comparison is decided
     only beyond :data:`DECISIVE_SDS` plausible SDs of a paired difference (``sd``)."""
-    n = min(len(v) for _, v in m.comparisons)
+    n = min((len(v) for _, v in m.comparisons if v), default=0)
     parts, states = [], []
     for label, values in m.comparisons:
+        if not values:
+            states.append("undecided")
+            parts.append(f"{label}: no seed can say")
+            continue
         if len(values) < 2:
             limit = None if sd is None else DECISIVE_SDS * sd[0]
             d = values[0]

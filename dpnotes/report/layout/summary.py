@@ -78,7 +78,7 @@ def what_held(rows: list[dict], paper: str) -> Html:
                         verdict != "not_run" else inline_code(nums))
                      + (f" ({escape(extra)})" if extra else "") + f" — {escape(BADGES[verdict][0])}."
                      + escape(note) + "</li>")
-        plain.append(f"- {label}{central}: {nums} ({extra}) {verdict}{note}")
+        plain.append(f"- {label}{central}: {nums}" + (f" ({extra})" if extra else "") + f" {verdict}{note}")
     spread = seed_spread(rows)
     if spread:
         plain.append(spread)
