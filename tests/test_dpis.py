@@ -396,6 +396,9 @@ def test_section5_4_sentences_pair_every_method_of_each_cell_by_seed():
     best, decay = m["dpis.sec5_4.dpis_best_everywhere"], m["dpis.sec5_4.decay_not_better"]
     assert best.values == (True,) and best.seeds == 1 and "+1.00" in best.detail
     assert decay.values == (True,)  # Decay (86) below TS (87) in every cell
+    assert decay.quantifier == "some" and len(decay.comparisons) == 4  # per cell: the better baseline - Decay
+    assert all(label.endswith("dpsgd_ts - dpsgd_decay") and v == pytest.approx((1.0,))
+               for label, v in decay.comparisons)
     # DPIS below DP-SGD-HF in one cell: not best everywhere; Decay above both everywhere: "not better" fails
     worse = [_record(e, 0.91 if e == "mnist.eps3.dpsgd_hf"
                      else (0.88 if e.endswith("decay") else acc[e.rsplit(".", 1)[1]]))

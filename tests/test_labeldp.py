@@ -262,16 +262,18 @@ def test_recipe_selection_reads_validation_accuracy_per_cell():
     assert row["mean"] == pytest.approx(91.1)
 
 
-def _table4_records(acc):
-    """Synthetic records of every Table 4 LP config at seed 0: ``acc(short, stages, eps)`` in %."""
+def _table4_records(acc, seeds=(0,)):
+    """Synthetic records of every Table 4 LP config at ``seeds``: ``acc(short, stages, eps)`` in %,
+    or ``acc(short, stages, eps, seed)`` when several seeds are asked for."""
     out = []
     for c in labeldp.configs("paper"):
-        if not c["experiment"].startswith("table4.") or c["seed"] != 0:
+        if not c["experiment"].startswith("table4.") or c["seed"] not in seeds:
             continue
         short, lp, e = c["experiment"].split(".")[1:]
         eps = math.inf if e == "epsinf" else float(e[3:])
         s = resolve(c)
-        out.append({"id": s.id, "spec": s.to_dict(), "final": {"test_acc": acc(short, int(lp[3]), eps) / 100}})
+        a = acc(short, int(lp[3]), eps) if seeds == (0,) else acc(short, int(lp[3]), eps, c["seed"])
+        out.append({"id": s.id, "spec": s.to_dict(), "final": {"test_acc": a / 100}})
     return out
 
 
@@ -292,6 +294,30 @@ def test_appc_statement_needs_every_cell_and_checks_its_three_parts():
     low = _table4_records(lambda s, st, e: good(s, st, e) - (2.0 if (s, e) == ("mnist", 1.0) else 0))
     (m,) = [m for m in labeldp.measure(low) if m.claim_id == cid]
     assert m.values == (False,)
+
+
+@pytest.mark.parametrize("fmnist_eps1, verdict", [(0.3, "reproduced"), (-0.3, "not_reproduced"),
+                                                  (None, "inconclusive")])
+def test_appc_parts_are_judged_by_paired_intervals(fmnist_eps1, verdict):
+    """Each part of App. C's sentence is a comparison per seed: LP-2ST - LP-1ST at Fashion-MNIST eps 1
+    decides it when its interval is clear of 0 and leaves it open when the seeds disagree (None:
+    +1.5, -1.0, -0.2 over seeds 0-2)."""
+    from dpnotes.report import verdicts
+
+    cid = "labeldp.appc.outperforms_mnist_fmnist"
+    wobble = {0: 1.5, 1: -1.0, 2: -0.2}
+
+    def acc(short, stages, eps, seed):
+        base = (99.5 if short == "mnist" else 95.0) + 0.1 * stages + 0.01 * seed
+        if (short, eps, stages) == ("fmnist", 1.0, 2):
+            base += (wobble[seed] if fmnist_eps1 is None else fmnist_eps1) - 0.1 + 0.01 * (seed == 1)
+        return base
+
+    (m,) = [m for m in labeldp.measure(_table4_records(acc, seeds=(0, 1, 2))) if m.claim_id == cid]
+    assert len(m.comparisons) == 12 + 1 + 8 and all(len(v) == 3 for _, v in m.comparisons)
+    e = verdicts.judge(claims.get(cid), m)
+    assert e.verdict == verdict and e.paired and e.seeds == 3
+    assert "fmnist eps 1: LP-2ST - LP-1ST" in e.detail
 
 
 def _records(prefixes, acc, top=lambda split: split, seeds=(0,)):

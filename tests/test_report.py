@@ -206,6 +206,18 @@ def test_comparisons_decide_a_statement_by_their_intervals():
     assert verdicts.judge(c, stmt(("x", [-0.1, -0.2, -0.15]), ("y", ()))).verdict == "not_reproduced"
 
 
+def test_an_existential_statement_needs_one_comparison_above_zero():
+    def some(*comparisons):
+        return measurement.statement(ID, True, "numbers", "A below B somewhere", ["a"], 3,
+                                     comparisons=comparisons, quantifier="some")
+
+    c = claim(None, kind="statement")
+    assert verdicts.judge(c, some(("x", [0.1, 0.2, 0.15]), ("y", [-1.0, -1.1, -0.9]))).verdict == "reproduced"
+    assert verdicts.judge(c, some(("x", [-0.1, -0.2, -0.15]), ("y", [-1.0, -1.1, -0.9]))).verdict == "not_reproduced"
+    assert verdicts.judge(c, some(("x", [0.1, -0.2, 0.15]), ("y", [-1.0, -1.1, -0.9]))).verdict == "inconclusive"
+    assert verdicts.judge(c, some(("x", [-0.1, -0.2, -0.15]), ("y", ()))).verdict == "inconclusive"
+
+
 def test_trend_needs_its_interval_above_zero():
     def trend(values, floor=0.0):
         return measurement.trend(ID, values, floor, "epochs MA - CLT", "MA - CLT > 0", ["a"])
@@ -286,6 +298,8 @@ def test_judge_refuses_a_measurement_of_another_claim():
     dict(kind="trend", values=(1.0,), rule="r", floor=-1.0),
     dict(kind="training", values=(1.0,), record_ids=("a",), comparisons=(("x", (1.0,)),)),
     dict(kind="statement", values=(True,), rule="r", comparisons=(("x", ("1.0",)),)),
+    dict(kind="statement", values=(True,), rule="r", quantifier="some"),
+    dict(kind="statement", values=(True,), rule="r", comparisons=(("x", (1.0,)),), quantifier="most"),
 ])
 def test_malformed_measurements_rejected(bad):
     with pytest.raises(ValueError):

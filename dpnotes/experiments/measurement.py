@@ -33,7 +33,8 @@ Kinds:
                 comparative sentence ("A beats B everywhere") carries ``comparisons``:
                 ``(label, paired differences per seed)``, each > 0 where it holds (no
                 value: no seed can say, the comparison is undecided); the verdict then comes
-                from their intervals, not from ``holds``.
+                from their intervals, not from ``holds``: every one must lie above zero, or,
+                with ``quantifier="some"`` (an existential sentence: "does not ensure"), one.
 
 Every kind may name a ``substitute``: what differs from the paper's experiment (a model,
 data set, epochs, accountant or inferred setting), shown with the verdict and counted apart.
@@ -64,6 +65,7 @@ class Measurement:
     seeds: int | None = None  # statement resting on runs: the seeds behind it (the fewest per scheme)
     substitute: str | None = None  # what differs from the paper's experiment (None: the paper's settings)
     comparisons: tuple = ()  # statement: ((label, (paired difference per seed, ...)), ...)
+    quantifier: str = "every"  # comparisons: "every" one must hold, or "some" one (see the docstring)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -83,6 +85,9 @@ class Measurement:
         if self.comparisons and (self.kind != "statement" or any(
                 any(not isinstance(v, (int, float)) for v in values) for _, values in self.comparisons)):
             raise ValueError(f"{self.claim_id}: comparisons are statements' (label, paired differences) pairs")
+        if self.quantifier not in ("every", "some") or (self.quantifier == "some" and not self.comparisons):
+            raise ValueError(f"{self.claim_id}: quantifier must be 'every' or 'some' (with comparisons), "
+                             f"got {self.quantifier!r}")
         if self.kind == "missing" and self.values:
             raise ValueError(f"{self.claim_id}: a missing measurement holds no value")
 
@@ -137,13 +142,14 @@ def trend(claim_id: str, per_seed, floor: float, detail: str, rule: str, record_
 
 
 def statement(claim_id: str, holds: bool, detail: str, rule: str, record_ids=(), seeds: int | None = None,
-              comparisons=(), substitute: str | None = None) -> Measurement:
+              comparisons=(), substitute: str | None = None, quantifier: str = "every") -> Measurement:
     """Whether a computed fact holds, the numbers behind it and the rule it tests (``seeds``:
     how many seeds of runs it rests on, if any; ``comparisons``: labelled paired differences per
-    seed that decide a comparative sentence, see the module docstring)."""
+    seed that decide a comparative sentence, every one or, ``quantifier="some"``, one of them;
+    see the module docstring)."""
     comparisons = tuple((label, tuple(float(v) for v in values)) for label, values in comparisons)
     return Measurement(claim_id, "statement", (bool(holds),), tuple(record_ids), detail, rule, seeds=seeds,
-                       comparisons=comparisons, substitute=substitute)
+                       comparisons=comparisons, substitute=substitute, quantifier=quantifier)
 
 
 def per_seed(seeds_and_notes) -> str:

@@ -249,8 +249,10 @@ def trend(claim: Claim, m: Measurement, sd=None) -> Evidence:
 def statement(claim: Claim, m: Measurement, sd=None) -> Evidence:
     """A qualitative sentence. With ``comparisons`` (labelled paired differences per seed, each
     > 0 where the sentence holds): reproduced when every comparison's 95 % t interval lies above
-    zero, not reproduced when one lies below zero, else inconclusive. Otherwise the computed fact
-    decides; but a fact that rests on one seed of runs is inconclusive whichever way it came out."""
+    zero, not reproduced when one lies below zero, else inconclusive; for an existential sentence
+    (``quantifier="some"``), reproduced when one lies above zero, not reproduced when all lie below.
+    Otherwise the computed fact decides; but a fact that rests on one seed of runs is inconclusive
+    whichever way it came out."""
     (holds,) = m.values
     if m.comparisons:
         return _compared(claim, m, sd)
@@ -280,8 +282,12 @@ def _compared(claim: Claim, m: Measurement, sd) -> Evidence:
         mean, lo, hi = interval(list(values))
         states.append("above" if lo > 0 else "below" if hi < 0 else "undecided")
         parts.append(f"{label}: {mean:+.3g} [{lo:+.3g}, {hi:+.3g}]")
-    verdict = ("not_reproduced" if "below" in states else "reproduced" if set(states) == {"above"}
-               else "inconclusive")
+    if m.quantifier == "some":  # an existential sentence: one comparison above zero proves it
+        verdict = ("reproduced" if "above" in states else "not_reproduced" if set(states) == {"below"}
+                   else "inconclusive")
+    else:
+        verdict = ("not_reproduced" if "below" in states else "reproduced" if set(states) == {"above"}
+                   else "inconclusive")
     decided = sum(s != "undecided" for s in states)
     allowance = "" if sd is None else (f"; one seed decides beyond {DECISIVE_SDS:g} x the paired-difference SD "
                                        f"{sd[0]:.3g} pooled over {sd[1]} multi-seed cell(s)")

@@ -152,14 +152,22 @@ def _section5_4(paper: dict) -> list[Measurement]:
         f"cell we run (MNIST eps 1, 3; Fashion-MNIST eps 1, 4), {_SCOPE}; the raw-pixel baselines' b, lr, C and E "
         "are ours (Tramer & Boneh's end-to-end CNN)", ids, seeds, comparisons=comparisons)
     over = {c: a["dpsgd_decay"] - max(a["dpsgd"], a["dpsgd_ts"]) for c, a in acc.items()}
+    below = []  # per cell: the better (by mean) of DP-SGD and DP-SGD-TS minus DP-SGD-Decay, per paired seed
+    for c, a in acc.items():
+        better = max(("dpsgd", "dpsgd_ts"), key=a.get)
+        mine, theirs = by_seed[f"{c}.dpsgd_decay"], by_seed[f"{c}.{better}"]
+        both = sorted(set(mine) & set(theirs))
+        below.append((f"{c} {better} - dpsgd_decay", [theirs[s] - mine[s] for s in both]))
     decay = measurement.statement(
         "dpis.sec5_4.decay_not_better", any(v <= 0 for v in over.values()),
         "; ".join(f"{c}: DP-SGD-Decay {acc[c]['dpsgd_decay']:.2f}% vs the better of DP-SGD {acc[c]['dpsgd']:.2f}% "
                   f"and DP-SGD-TS {acc[c]['dpsgd_ts']:.2f}% ({v:+.2f})" for c, v in over.items()),
-        "DP-SGD-Decay not above the better of DP-SGD and DP-SGD-TS in at least one Table 3 cell we run "
-        f"(\"does not ensure higher utility\"), {_SCOPE}; decay rate {DECAY_RATE:g} per epoch (ours, within "
+        "DP-SGD-Decay below the better (by mean) of DP-SGD and DP-SGD-TS in at least one Table 3 cell we run "
+        f"(\"does not ensure higher utility\"), judged per seed: one cell's paired interval above zero proves it, "
+        f"every cell's below zero refutes it; {_SCOPE}; decay rate {DECAY_RATE:g} per epoch (ours, within "
         "the printed [0.001, 0.01])", [Record.of(r).id for e, rs in paper.items() if e.rsplit(".", 1)[1] in RAW_METHODS
-                                       and e in table3_cells().values() for r in rs], seeds)
+                                       and e in table3_cells().values() for r in rs], seeds,
+        comparisons=below, quantifier="some")
     return [best, decay]
 
 
