@@ -112,6 +112,19 @@ def test_claims_table_escapes_shortens_and_names_records(tmp_path):
     assert html.BADGES["not_run"][2] in out
 
 
+def test_claims_table_folds_a_long_list_of_records(tmp_path):
+    ids = [f"{k:016x}" for k in range(html.FOLD_RECORDS + 1)]
+    (tmp_path / "results" / "gdp" / "paper").mkdir(parents=True)
+    for rid in ids:
+        (tmp_path / "results" / "gdp" / "paper" / f"{rid}.json").write_text("{}")
+    store = Store(tmp_path / "results")
+    many = html.claims_table([row(id="gdp.table1.row1.accuracy", kind="training", evidence=ids)], store=store)
+    assert f'<details class="dpn-ids"><summary>{len(ids)} records</summary>' in many
+    assert all(f'title="results/gdp/paper/{rid}.json">{rid}</code>' in many for rid in ids)  # all there, folded
+    few = html.claims_table([row(id="gdp.table1.row1.accuracy", kind="training", evidence=ids[:-1])], store=store)
+    assert "dpn-ids" not in few.replace("details.dpn-ids", "") and "records <code" in few
+
+
 def test_claims_table_refuses_a_record_it_cannot_find(tmp_path):
     with pytest.raises(ValueError, match="0 files"):
         html.claims_table([row(evidence=["0000000000000000"])], store=Store(tmp_path))

@@ -43,6 +43,14 @@ details.dpn-group>summary{cursor:pointer;padding:.3em .4em;background:#f6f8fa;bo
 details.dpn-group>summary .dpn-badge{font-size:.75em;margin-left:.3em}
 table.dpn-claims td.dpn-num{font-variant-numeric:tabular-nums}
 table.dpn-claims .dpn-badge{font-size:.85em}
+details.dpn-ids{display:inline}details.dpn-ids>summary{cursor:pointer;display:inline;color:#0969da}
+@media (max-width:640px){
+  table.dpn-rows,table.dpn-rows tbody,table.dpn-rows tr,table.dpn-rows td{display:block;width:auto}
+  table.dpn-rows colgroup,table.dpn-rows thead{display:none}
+  table.dpn-rows tr{border-bottom:1px solid #d0d7de;padding:.35em 0}
+  table.dpn-rows td{border:none;padding:.1em .3em}
+  table.dpn-rows td:nth-child(2)::before{content:"paper: ";color:#57606a}
+  table.dpn-rows td:nth-child(3)::before{content:"ours: ";color:#57606a}}
 </style>"""
 
 # id part of a paper's claims -> heading of its group: table3 -> Table 3, sec5_3 -> Section 5.3
@@ -54,6 +62,7 @@ _GROUPS = (
     (r"setup", "Setup"),
 )
 NOTE_CHARS = 110
+FOLD_RECORDS = 4  # a note cell lists up to this many record ids; more are folded under "N records"
 OURS_CHARS = 40
 
 
@@ -170,7 +179,7 @@ def _table(rows: list[dict], store: Store) -> str:
             + claim + _cell(paper_value, 20, cls="dpn-num") + _cell(_ours(row), OURS_CHARS, cls="dpn-num")
             + f"<td>{badge(row['verdict'], title=_note(row))}</td>"
             + _note_cell(row, store) + "</tr>")
-    return f'<table class="dpn-claims">{head}<tbody>{"".join(body)}</tbody></table>'
+    return f'<table class="dpn-claims dpn-rows">{head}<tbody>{"".join(body)}</tbody></table>'  # rows stack on a phone
 
 
 def _record_file(store: Store, paper: str, record_id: str) -> str:
@@ -190,7 +199,11 @@ def _note_cell(row: dict, store: Store) -> str:
     detail = f"{inline_code(row['detail'])}; " if row["detail"] else ""
     caveat = f"{inline_code(row['note'])}; " if row.get("note") else ""
     fidelity = (f"<strong>substitute</strong>: {inline_code(row['substitute'])}; " if row.get("substitute") else "")
-    return f"<td>{detail}{caveat}{fidelity}record{'s' if len(row['evidence']) != 1 else ''} {links}</td>"
+    n = len(row["evidence"])
+    if n > FOLD_RECORDS:  # a long list of ids folded, so that the row stays as tall as its text
+        return (f"<td>{detail}{caveat}{fidelity}<details class=\"dpn-ids\"><summary>{n} records</summary>"
+                f"{links}</details></td>")
+    return f"<td>{detail}{caveat}{fidelity}record{'s' if n != 1 else ''} {links}</td>"
 
 
 class Html:

@@ -23,7 +23,8 @@ def table4_cells() -> list[tuple[str, str, float]]:
     return list(X.table4_cells())
 
 
-def _dataset_name(d: str) -> str:
+def dataset_name(d: str) -> str:
+    """The reader's name of a LabelDP data set id (``mnist``, ``fashion_mnist``/``fmnist``)."""
     return "MNIST" if d == "mnist" else "Fashion-MNIST"
 
 

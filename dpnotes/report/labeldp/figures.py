@@ -10,7 +10,7 @@ from dpnotes import claims
 from dpnotes.experiments import labeldp as X
 from dpnotes.report import tables
 
-from .cells import _dataset_name, eps_name, table4_cells, table4_points
+from .cells import dataset_name, eps_name, table4_cells, table4_points
 
 
 def mechanism_figure(curves: dict):
@@ -58,7 +58,7 @@ def table4_figure(stored: list[dict]):
             ax.plot([], [], "x", color=color, label=f"LP-{stages}ST paper")
         ax.set(xticks=xs, xticklabels=[eps_name(e) for e in X.TABLE4_EPSILONS],
                xlabel="label privacy budget ε (header inferred)", ylabel="test accuracy (%)",
-               title=_dataset_name(short))
+               title=dataset_name(short))
         ax.legend(fontsize=9, ncols=2)
     fig.tight_layout()
     return tables.figure(

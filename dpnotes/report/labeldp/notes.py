@@ -10,7 +10,7 @@ from dpnotes.experiments import labeldp as X
 from dpnotes.mechanisms.randomized_response import keep_probability
 from dpnotes.report.findings import Finding
 
-from .cells import _dataset_name
+from .cells import dataset_name
 
 
 def recipe(stored: list[dict]) -> Finding:
@@ -27,7 +27,7 @@ def recipe(stored: list[dict]) -> Finding:
         paper_row = rows[(d, "paper", 4.0)]
         aug, alpha = sel["best"][d]
         best = rows[(d, aug, alpha)]
-        parts.append(f"{_dataset_name(d)}: App. B's augmentations with mixup alpha 4 "
+        parts.append(f"{dataset_name(d)}: App. B's augmentations with mixup alpha 4 "
                      f"give {paper_row['eps 1']:.1f}% at eps 1 and {paper_row['eps inf']:.1f}% without noise, the "
                      f"chosen {aug!r} with alpha {alpha:g} {best['eps 1']:.1f}% and {best['eps inf']:.1f}%")
     return Finding(

@@ -12,6 +12,8 @@ from dpnotes.record import Record
 from dpnotes.report import tables
 from dpnotes.report.findings import Finding, note
 
+from .cells import dataset_name
+
 
 def mechanism_table(curves: dict):
     """k* and RRWithPrior's P[correct] per prior, and RR's, at eps 1, 2, 4 and 8."""
@@ -91,7 +93,7 @@ def split_grid(stored: list[dict]) -> Finding:
         acc = [r["test_acc"] for r in rows]
         bars = [[a - r["test_acc_low"] for a, r in zip(acc, rows)], [r["test_acc_high"] - a for a, r in zip(acc, rows)]]
         for ax, x in zip(axes, ([r["split"] for r in rows], [r["stage1_top_k_bar_acc"] for r in rows])):
-            ax.errorbar(x, acc, yerr=bars if seeds > 1 else None, fmt="o-", capsize=3, label=d)
+            ax.errorbar(x, acc, yerr=bars if seeds > 1 else None, fmt="o-", capsize=3, label=dataset_name(d))
     axes[0].set(xlabel="stage-1 fraction", ylabel="final test accuracy (%)")
     axes[1].set(xlabel="stage-1 model's top-k̄ test accuracy (%)", ylabel="final test accuracy (%)")
     for ax in axes:
@@ -107,8 +109,8 @@ def split_grid(stored: list[dict]) -> Finding:
     spread = {"test_acc_low": "lowest seed", "test_acc_high": "highest seed"} if seeds > 1 else {}
     names = {"split": "stage-1 fraction", "test_acc": "final test acc. (%)", **spread,
              "stage1_top_k_bar_acc": "stage-1 top-k̄ test acc. (%)", "k_bar": "k̄ (per seed)"}
-    frame = pd.DataFrame([{"data set": d, "seeds": seeds, **{v: r[k] for k, v in names.items()}}
-                          for d, rows in grid.items() for r in rows])
+    frame = pd.DataFrame([{"data set": dataset_name(d), **{v: r[k] for k, v in names.items()}}
+                          for d, rows in grid.items() for r in rows])  # the seeds: in the caption
     table = tables.table(frame, decimals=2)
     return Finding("", grid, (figure, table))
 
