@@ -395,10 +395,10 @@ def test_lowest_privacy_cost_is_judged_on_paired_seeds_per_level_and_gap():
 
     m = sa._lowest_privacy_cost(runs([700, 1300, 2500], [800, 1500, 3000]))  # lower everywhere, gap grows
     assert m.kind == "statement" and len(m.comparisons) == 5 and all(len(v) == 3 for _, v in m.comparisons)
-    assert m.substitute == "judged on mnist only: fmnist, cifar10 Table 3 runs not run (GPU)"
+    assert m.substitute == "judged on MNIST only: Fashion-MNIST, CIFAR-10 Table 3 runs not run (GPU)"
     e = verdict(m)
     assert e.verdict == "reproduced" and e.paired and e.seeds == 3 and e.fidelity == "substitute"
-    gap = dict(m.comparisons)["mnist 94 %: best baseline - SA"]
+    gap = dict(m.comparisons)["MNIST 94 %: best baseline - SA"]
     assert gap == pytest.approx([sa.eps_paper("mnist", 800 + 10 * s) - sa.eps_paper("mnist", 700 + 7 * s)
                                  for s in range(3)])
     assert verdict(sa._lowest_privacy_cost(runs([900, 1600, 3200], [800, 1500, 3000]))).verdict == "not_reproduced"
@@ -414,10 +414,10 @@ def test_lowest_privacy_cost_is_judged_on_paired_seeds_per_level_and_gap():
     # SA-DPSGD's run ends (eps 3) before 98 %: the baselines needed more, so no seed can say;
     # had a baseline got there below SA-DPSGD's end, its bound (< 0) would decide against it
     m = sa._lowest_privacy_cost(runs([700, 1300], [800, 1500, 12000], sa_end=2000))
-    assert dict(m.comparisons)["mnist 98 %: best baseline - SA"] == () and "cannot say" in m.detail
+    assert dict(m.comparisons)["MNIST 98 %: best baseline - SA"] == () and "cannot say" in m.detail
     assert verdict(m).verdict == "inconclusive" and "no seed can say" in verdict(m).detail
     m = sa._lowest_privacy_cost(runs([700, 1300], [800, 1500, 1800], sa_end=2000))
-    assert all(v < 0 for v in dict(m.comparisons)["mnist 98 %: best baseline - SA"])
+    assert all(v < 0 for v in dict(m.comparisons)["MNIST 98 %: best baseline - SA"])
     assert verdict(m).verdict == "not_reproduced"
     assert sa._lowest_privacy_cost({}).kind == "missing"
 

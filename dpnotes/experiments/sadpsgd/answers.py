@@ -78,6 +78,9 @@ def _decide(cid: str, checks: dict[str, tuple[bool, str]], rule: str, record_ids
     return measurement.missing(cid, f"{pending} ({', '.join(undecided)})", detail or None)
 
 
+_NAME = {"mnist": "MNIST", "fmnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}  # for the reader
+
+
 def _reach_bounds(run: dict, ds: str, level: float) -> tuple[float, float]:
     """[low, high] of the paper-accounting eps at which ``run`` first reaches ``level``: the eps
     itself where it does; where it never does, above the eps its run ended at (a lower bound)."""
@@ -125,14 +128,14 @@ def _lowest_privacy_cost(paper: dict[str, list[dict]]) -> Measurement:
                 high_b = min(bounds[k][s][1] for k in "dha")
                 gap[s] = (low_b - bounds["s"][s][1], high_b - bounds["s"][s][0])
             gaps.append((target, gap))
-            comparisons.append((f"{ds} {100 * target:g} %: best baseline - SA", gap))
+            comparisons.append((f"{_NAME[ds]} {100 * target:g} %: best baseline - SA", gap))
             sa_eps = [bounds["s"][s][0] for s in seeds if not math.isinf(bounds["s"][s][1])]
             if sa_eps:
-                texts.append(f"{ds} {100 * target:g} %: SA-DPSGD mean eps {sum(sa_eps) / len(sa_eps):.2f}")
+                texts.append(f"{_NAME[ds]} {100 * target:g} %: SA-DPSGD mean eps {sum(sa_eps) / len(sa_eps):.2f}")
         for (t0, g0), (t1, g1) in zip(gaps, gaps[1:]):
-            comparisons.append((f"{ds} gap at {100 * t1:g} % - at {100 * t0:g} %",
+            comparisons.append((f"{_NAME[ds]} gap at {100 * t1:g} % - at {100 * t0:g} %",
                                 {s: (g1[s][0] - g0[s][1], g1[s][1] - g0[s][0]) for s in seeds}))
-        texts.append(f"{ds}: seeds {', '.join(map(str, seeds))}" + (
+        texts.append(f"{_NAME[ds]}: seeds {', '.join(map(str, seeds))}" + (
             f"; {'; '.join(censored)} (counted from the eps its run ended at: a lower bound)" if censored else ""))
     if not judged:
         return measurement.missing(cid, "needs the Table 3 runs (every scheme, paired seeds) of a dataset")
@@ -148,7 +151,8 @@ def _lowest_privacy_cost(paper: dict[str, list[dict]]) -> Measurement:
     return measurement.statement(
         cid, all(v > 0 for _, vals in signed for v in vals), "; ".join(texts + dropped), rule, ids,
         comparisons=signed,
-        substitute=(f"judged on {', '.join(judged)} only: {', '.join(missing_ds)} Table 3 runs not run (GPU)"
+        substitute=(f"judged on {', '.join(_NAME[d] for d in judged)} only: {', '.join(_NAME[d] for d in missing_ds)} "
+                    "Table 3 runs not run (GPU)"
                     if missing_ds else None))
 
 
