@@ -84,13 +84,24 @@ from .runs import (
     figure4_configs,
     non_dp_lr,
 )
-from .settings import ACCEPTED_ONLY, DATA_NAMES, DATA_VERSION, DATASETS, PAPER, SCHEMES, SOUND, TABLE3_SCHEME, TITLE
+from .settings import (
+    ACCEPTED_ONLY,
+    DATA_NAMES,
+    DATA_VERSION,
+    DATASETS,
+    PAPER,
+    READER_NAMES,
+    SCHEMES,
+    SOUND,
+    TABLE3_SCHEME,
+    TITLE,
+)
 from .training import CIFAR_MEAN, CIFAR_STD, SUBSET_SEED, execute, load
 
 __all__ = [
     'GHOST_FROM_SEED',
     '_beats_sota', '_lowest_privacy_cost', '_table3_claims', 'acceptance_rate', 'ACCEPTED_ONLY', 'accuracy',
-    'break_even_rate', 'candidate_ledger', 'CIFAR_MEAN', 'CIFAR_STD', 'configs', 'curve', 'DATA_NAMES',
+    'break_even_rate', 'candidate_ledger', 'CIFAR_MEAN', 'CIFAR_STD', 'configs', 'curve', 'DATA_NAMES', 'READER_NAMES',
     'DATA_VERSION', 'DATASETS', 'decisions', 'ENERGY_SPLIT', 'eps_all', 'eps_paper', 'eps_sound', 'execute',
     'FIGURE4', 'figure4_configs', 'first_reaching', 'last_uphill', 'level_eps', 'load', 'mean_or_never', 'measure',
     'MODEL', 'MOMENTUM', 'non_dp_lr', 'NOT_RUN', 'NOT_RUN_DEFAULT', 'NOT_RUN_TABLE', 'not_run_table', 'PAPER',

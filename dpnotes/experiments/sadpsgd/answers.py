@@ -23,7 +23,7 @@ from .privacy import (
     tau_at,
     worst_case_candidates,
 )
-from .settings import DATASETS, SCHEMES, TABLE3_SCHEME, _s
+from .settings import DATASETS, READER_NAMES, SCHEMES, TABLE3_SCHEME, _s
 
 
 def _table3_claims(paper: dict[str, list[dict]]) -> list[Measurement]:
@@ -78,9 +78,6 @@ def _decide(cid: str, checks: dict[str, tuple[bool, str]], rule: str, record_ids
     return measurement.missing(cid, f"{pending} ({', '.join(undecided)})", detail or None)
 
 
-_NAME = {"mnist": "MNIST", "fmnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}  # for the reader
-
-
 def _reach_bounds(run: dict, ds: str, level: float) -> tuple[float, float]:
     """[low, high] of the paper-accounting eps at which ``run`` first reaches ``level``: the eps
     itself where it does; where it never does, above the eps its run ended at (a lower bound)."""
@@ -128,14 +125,15 @@ def _lowest_privacy_cost(paper: dict[str, list[dict]]) -> Measurement:
                 high_b = min(bounds[k][s][1] for k in "dha")
                 gap[s] = (low_b - bounds["s"][s][1], high_b - bounds["s"][s][0])
             gaps.append((target, gap))
-            comparisons.append((f"{_NAME[ds]} {100 * target:g} %: best baseline - SA", gap))
+            comparisons.append((f"{READER_NAMES[ds]} {100 * target:g} %: best baseline - SA", gap))
             sa_eps = [bounds["s"][s][0] for s in seeds if not math.isinf(bounds["s"][s][1])]
             if sa_eps:
-                texts.append(f"{_NAME[ds]} {100 * target:g} %: SA-DPSGD mean eps {sum(sa_eps) / len(sa_eps):.2f}")
+                mean_eps = sum(sa_eps) / len(sa_eps)
+                texts.append(f"{READER_NAMES[ds]} {100 * target:g} %: SA-DPSGD mean eps {mean_eps:.2f}")
         for (t0, g0), (t1, g1) in zip(gaps, gaps[1:]):
-            comparisons.append((f"{_NAME[ds]} gap at {100 * t1:g} % - at {100 * t0:g} %",
+            comparisons.append((f"{READER_NAMES[ds]} gap at {100 * t1:g} % - at {100 * t0:g} %",
                                 {s: (g1[s][0] - g0[s][1], g1[s][1] - g0[s][0]) for s in seeds}))
-        texts.append(f"{_NAME[ds]}: seeds {', '.join(map(str, seeds))}" + (
+        texts.append(f"{READER_NAMES[ds]}: seeds {', '.join(map(str, seeds))}" + (
             f"; {'; '.join(censored)} (counted from the eps its run ended at: a lower bound)" if censored else ""))
     if not judged:
         return measurement.missing(cid, "needs the Table 3 runs (every scheme, paired seeds) of a dataset")
@@ -151,8 +149,8 @@ def _lowest_privacy_cost(paper: dict[str, list[dict]]) -> Measurement:
     return measurement.statement(
         cid, all(v > 0 for _, vals in signed for v in vals), "; ".join(texts + dropped), rule, ids,
         comparisons=signed,
-        substitute=(f"judged on {', '.join(_NAME[d] for d in judged)} only: {', '.join(_NAME[d] for d in missing_ds)} "
-                    "Table 3 runs not run (GPU)"
+        substitute=(f"judged on {', '.join(READER_NAMES[d] for d in judged)} only: "
+                    f"{', '.join(READER_NAMES[d] for d in missing_ds)} Table 3 runs not run (GPU)"
                     if missing_ds else None))
 
 

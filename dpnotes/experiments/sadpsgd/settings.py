@@ -14,6 +14,7 @@ PAPER = "sadpsgd"
 DATA_VERSION = 1
 DATASETS = ("mnist", "fmnist", "cifar10")
 DATA_NAMES = {"mnist": "mnist", "fmnist": "fashion-mnist", "cifar10": "cifar-10"}
+READER_NAMES = {"mnist": "MNIST", "fmnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}  # on pages and in verdicts
 # Section 4.1 states one training-set size for MNIST and Fashion-MNIST (registered under mnist).
 _SIZE_KEY = {"mnist": "mnist", "fmnist": "mnist", "cifar10": "cifar10"}
 ACCEPTED_ONLY = "sadpsgd-accepted-only"  # Theorem 1, as printed (not a sound bound)

@@ -91,7 +91,7 @@ def figure3(axes, records: list[dict], points: int = 80) -> list[str]:
                       "label": label if n == 0 else None}
                 ax_loss.plot(eps, [p["test_loss"] for p in shown], **kw)
                 ax_acc.plot(eps, [100 * p["test_acc"] for p in shown], **kw)
-        name = {"mnist": "MNIST", "fmnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}[ds]
+        name = sa.READER_NAMES[ds]
         ax_loss.set(title=f"{name}: test loss", xlabel="ε, Theorem 1 (accepted steps)", ylabel="test loss")
         ax_acc.set(title=f"{name}: test accuracy", xlabel="ε, Theorem 1 (accepted steps)", ylabel="test accuracy (%)")
         ax_acc.legend(loc="lower right")
@@ -126,7 +126,7 @@ def figure3_chart(records: list[dict]) -> Finding:
         plt.close(fig)
         return note("no Table 3 run stored")
     fig.tight_layout()
-    names = {"mnist": "MNIST", "fmnist": "Fashion-MNIST", "cifar10": "CIFAR-10"}
+    names = sa.READER_NAMES
     return Finding("", drawn, (tables.figure(
         fig, number="Figure 3 (paper) / ours",
         caption="Test loss (left) and test accuracy (right) against ε under Theorem 1's accounting, the paper's, for "
