@@ -55,11 +55,23 @@ def test_exact_compares_printed_digits(printed, ours, verdict):
 
 
 @pytest.mark.parametrize("printed, ours", [("5.01", 5.0189), ("159.1", 159.17), ("1.34", 1.3471)])
-def test_a_truncated_printing_is_reproduced_and_named(printed, ours):
-    ev = verdicts.judge(claim(printed), measurement.exact(ID, ours))
+def test_a_printing_follows_its_tables_convention(printed, ours):
+    # in a table that truncates, cutting to the paper's digits reproduces (and the detail says so) ...
+    ev = verdicts.judge(claim(printed), measurement.exact(ID, ours), convention="truncate", convention_why="w")
     assert ev.verdict == "reproduced" and "truncates" in ev.detail
+    # ... in a table that rounds, a value that matches only when cut is not reproduced
+    ev = verdicts.judge(claim(printed), measurement.exact(ID, ours))
+    assert ev.verdict == "not_reproduced" and "only cutting" in ev.detail
     # a real difference (neither rounding nor cutting gives the paper's digits) stays one
-    assert verdicts.judge(claim(printed), measurement.exact(ID, ours + 0.1)).verdict == "not_reproduced"
+    for convention in verdicts.CONVENTIONS:
+        assert verdicts.judge(claim(printed), measurement.exact(ID, ours + 0.1),
+                              convention=convention).verdict == "not_reproduced"
+
+
+def test_a_tables_convention_is_what_most_of_its_values_say():
+    c = [Claim(id=f"gdp.t.{i}", source="s", kind="exact", value=v) for i, v in enumerate(("1.34", "2.50", "3.10"))]
+    assert verdicts.convention_of([(c[0], 1.3471), (c[1], 2.4999), (c[2], 3.1)])[0] == "round"
+    assert verdicts.convention_of([(c[0], 1.3471), (c[1], 2.5049), (c[2], 3.1)])[0] == "truncate"
 
 
 def test_lost_values_and_quoted_baselines_are_context_not_claims():
@@ -169,14 +181,14 @@ def test_a_gain_with_a_decided_direction_and_the_papers_sign_is_reproduced():
 
 def test_a_gain_decided_against_the_papers_sign_is_not_reproduced():
     ev = verdicts.judge(claim("+0.5", kind="training", tolerance=1.0), gain([-0.4, -0.5, -0.45]))
-    assert ev.verdict == "not_reproduced" and "against the paper's sign" in ev.detail
+    assert ev.verdict == "not_reproduced" and "opposite direction" in ev.detail
 
 
 def test_a_gain_whose_interval_holds_zero_is_inconclusive():
     # DPlis MNIST MLP: paper +0.06, ours -0.09 on one seed, the paper's own spread 1.6 points
     assert verdicts.judge(claim("+0.06", kind="training", tolerance=1.0), gain([-0.09]), SD).verdict == "inconclusive"
     ev = verdicts.judge(claim("+0.06", kind="training", tolerance=1.0), gain([-0.3, 0.2, 0.1]))
-    assert ev.verdict == "inconclusive" and "direction is not decided" in ev.detail
+    assert ev.verdict == "inconclusive" and "too wide" in ev.detail
 
 
 def test_paired_differences_remove_the_common_noise():
@@ -273,7 +285,8 @@ def test_missing_is_not_run_with_its_reason():
 
 def test_the_rules_text_states_the_constants():
     text = verdicts.rules_markdown()
-    assert f"{verdicts.CONFIDENCE:.0%}" in text and f"{verdicts.DECISIVE_SDS:g} x" in text
+    assert f"{verdicts.CONFIDENCE:.0%}" in text and f"{verdicts.DECISIVE_SDS:g} ×" in text
+    assert f"{verdicts.GAIN_MARGIN_FRACTION:g} × |g|" in text and "planned" in text and "check" in text
     assert "inconclusive" in text and "paired" in text and "substitute" in text and "context" in text
 
 

@@ -37,9 +37,11 @@ def _rows_for(paper, verdicts):
 
 @pytest.mark.parametrize("verdicts, word", [
     (["reproduced"] * 7, "holds"),
-    (["not_reproduced", "reproduced"] + ["reproduced"] * 5, "undecided"),
-    (["not_reproduced", "not_reproduced"] + ["reproduced"] * 5, "does not hold"),
-    (["not_run"] * 7, "not tested"),
+    (["not_reproduced", "reproduced"] + ["reproduced"] * 5, "holds in part"),
+    (["not_reproduced", "not_reproduced"] + ["reproduced"] * 5, "holds in part"),
+    (["not_reproduced", "not_reproduced", "inconclusive"] + ["reproduced"] * 4, "does not hold"),
+    (["not_reproduced", "inconclusive", "not_run"] + ["reproduced"] * 4, "undecided"),
+    (["not_run"] * 7, "undecided"),
     (["inconclusive", "reproduced"] + ["reproduced"] * 5, "undecided"),
 ])
 def test_the_answer_rule(verdicts, word):

@@ -13,6 +13,11 @@ Each paper has a TOML file beside this module (``gdp.toml``, ...) with entries::
     note = "..."                       # optional: what the claim means, caveats
     context = "quoted"                 # optional: a baseline quoted from another paper (context,
                                        # listed but never judged or counted)
+    check = "identity"                 # optional: not a claim but a check (identity | definition |
+                                       # arithmetic | bug-only | fitted): judged and shown, counted apart
+    margin = 0.5                       # optional, gains: the equivalence margin (default: half
+                                       # the printed gain, verdicts.GAIN_MARGIN_FRACTION)
+    same_as = "gdp.figure4.top.ma"     # optional: measured on the same runs as that claim
 
 ``exact`` claims are computations (e.g. an epsilon) that must match to the printed
 digits; ``training`` claims are outcomes of training, judged from our seeds' interval
@@ -35,6 +40,11 @@ from importlib import resources
 PAPERS = ("dplis", "dpis", "gdp", "labeldp", "sadpsgd")
 KINDS = ("exact", "training", "statement")
 CONTEXTS = ("quoted",)
+# A check is a claim only in form: an identity (the paper restates a formula), a definition (true by
+# construction), the paper's arithmetic on its own numbers, or a property that can fail only through a
+# bug in our code (a mechanism's exact DP ratio), or a value we fitted (an epoch picked so that its eps is
+# nearest the printed one: a setting, not evidence). It is judged and shown, never counted as a reproduction.
+CHECKS = ("identity", "definition", "arithmetic", "bug-only", "fitted")
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,9 @@ class Claim:
     unit: str | None = None
     note: str | None = None
     context: str | None = None
+    check: str | None = None
+    margin: float | None = None
+    same_as: str | None = None
 
     @property
     def paper(self) -> str:
@@ -80,6 +93,14 @@ def _check(entry: dict, paper: str) -> Claim:
         raise ValueError(f"claim {claim.id!r}: kind must be one of {KINDS}, got {claim.kind!r}")
     if claim.context is not None and claim.context not in CONTEXTS:
         raise ValueError(f"claim {claim.id!r}: context must be one of {CONTEXTS}, got {claim.context!r}")
+    if claim.check is not None and claim.check not in CHECKS:
+        raise ValueError(f"claim {claim.id!r}: check must be one of {CHECKS}, got {claim.check!r}")
+    if claim.margin is not None and not (claim.margin > 0 and claim.number is not None
+                                         and claim.margin < abs(claim.number)):
+        raise ValueError(f"claim {claim.id!r}: margin must be > 0 and smaller than the printed effect "
+                         f"{claim.value!r}, got {claim.margin!r}")
+    if claim.same_as is not None and not claim.same_as.startswith(paper + "."):
+        raise ValueError(f"claim {claim.id!r}: same_as must name a claim of {paper}, got {claim.same_as!r}")
     if claim.kind == "training" and claim.value is not None and claim.tolerance is None:
         raise ValueError(f"claim {claim.id!r}: a training claim needs a tolerance")
     return claim
@@ -100,6 +121,9 @@ def _load_paper(paper: str) -> tuple[Claim, ...]:
     dupes = {i for i in ids if ids.count(i) > 1}
     if dupes:
         raise ValueError(f"{paper}.toml: duplicate claim ids {sorted(dupes)}")
+    unknown = sorted(c.same_as for c in claims if c.same_as is not None and c.same_as not in ids)
+    if unknown:
+        raise ValueError(f"{paper}.toml: same_as names unregistered claims {unknown}")
     return claims
 
 

@@ -35,6 +35,19 @@ def totals(rows: list[dict]) -> dict:
     return {paper: {**fid[paper], "not_run": counts[paper]["not_run"], "context": ctx[paper]} for paper in counts}
 
 
+def _answers(rows: list[dict], paper: str | None) -> dict:
+    """Each paper's answer to its question (:func:`dpnotes.report.layout.answer`), with its sentence
+    and rule."""
+    from dpnotes.report.headlines import HEADLINES
+    from dpnotes.report.layout.summary import RULE, answer
+
+    out = {}
+    for p in HEADLINES if paper is None else (paper,):
+        word, sentence = answer(rows, p)
+        out[p] = {"answer": word, "sentence": sentence.replace("**", ""), "rule": RULE}
+    return out
+
+
 def _store(option: str | None) -> Store:
     """The store to read: a ``--results`` given must be an existing directory; the default one
     may be missing (then every training claim is not_run, and a warning says so)."""
@@ -88,20 +101,24 @@ def render(store: Store, paper: str | None, as_json: bool) -> str:
     flagged += [{k: e[k] for k in ("paper", "profile", "experiment", "seed", "id")} | {"flags": "unsealed"}
                 for e in found.unsealed]
     total = totals(rows)
+    answers = _answers(rows, paper)
     if as_json:
-        return jsonout.dumps({"totals": total, "claims": rows, "flagged_records": flagged,
+        return jsonout.dumps({"totals": total, "answers": answers, "claims": rows, "flagged_records": flagged,
                               "excluded_records": found.excluded}, indent=1) + "\n"
     lines = []
     for paper_, t in total.items():
         line = "; ".join(f"{fid} settings: " + ", ".join(f"{n} {v}" for v, n in t[fid].items())
                          for fid in ("paper", "substitute"))
-        lines.append(f"\n{paper_}: {line}; {t['not_run']} not run; context (not counted): "
+        lines.append(f"\n{paper_}: {line}; {t['not_run']} not run; checks and context (not counted): "
                      + ", ".join(f"{n} {c}" for c, n in t["context"].items()))
+        if paper_ in answers:
+            lines.append(f"  answer: {answers[paper_]['answer']} ({answers[paper_]['rule']})")
         lines.append(f"  {'claim':44} {'paper':>9} {'ours':>10}  {'verdict':15} {'basis':16} fidelity")
         for r in (r for r in rows if r["paper"] == paper_):
             value = r["ours"]
             ours = "—" if value is None else (f"{value:.4g}" if isinstance(value, float) else str(value))
-            verdict = r["verdict"] if r["category"] == "claim" else f"({r['category']})"
+            verdict = (r["verdict"] if r["category"] == "claim" else f"check {r['verdict']}" if r["category"] == "check"
+                       else f"({r['category']})")
             lines.append(f"  {r['id']:44} {r['paper_value'] or '—':>9} {ours[:10]:>10}  {verdict:15} "
                          f"{basis(r):16} {r['fidelity'] or '—'}" + (f": {r['substitute']}" if r["substitute"] else ""))
     if flagged:

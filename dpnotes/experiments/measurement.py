@@ -17,7 +17,8 @@ Kinds:
                 accuracy per seed; or one statistic of several runs (:func:`statistic`: one
                 value, ``seeds`` the number of ``record_ids``). ``None`` is a fact about a run: it never produced the
                 value (never reached 97%, spent eps 4 within its first epoch); ``detail``
-                then says so in words.
+                then says so in words, and ``censored`` may give the bound it is known to
+                exceed (a censored measurement: the run ended at that eps without reaching it).
 ``gain``        a claimed difference between two methods (a table's printed improvement over a
                 baseline): one paired difference per seed (``values``, same seed in both
                 arms; ``None`` as for training), judged for sign and size. Made by
@@ -45,6 +46,7 @@ data set, epochs, accountant or inferred setting), shown with the verdict and co
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 KINDS = ("exact", "training", "gain", "trend", "statement", "missing")
@@ -66,6 +68,7 @@ class Measurement:
     substitute: str | None = None  # what differs from the paper's experiment (None: the paper's settings)
     comparisons: tuple = ()  # statement: ((label, (paired difference per seed, ...)), ...)
     quantifier: str = "every"  # comparisons: "every" one must hold, or "some" one (see the docstring)
+    censored: tuple = ()  # training: per value, the bound a None value is known to exceed (else None)
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -88,6 +91,10 @@ class Measurement:
         if self.quantifier not in ("every", "some") or (self.quantifier == "some" and not self.comparisons):
             raise ValueError(f"{self.claim_id}: quantifier must be 'every' or 'some' (with comparisons), "
                              f"got {self.quantifier!r}")
+        if self.censored and (self.kind != "training" or len(self.censored) != len(self.values) or any(
+                (b is None) != (v is not None) or (b is not None and not math.isfinite(b))
+                for v, b in zip(self.values, self.censored))):
+            raise ValueError(f"{self.claim_id}: censored holds a finite bound exactly where a training value is None")
         if self.kind == "missing" and self.values:
             raise ValueError(f"{self.claim_id}: a missing measurement holds no value")
 
@@ -97,10 +104,13 @@ def exact(claim_id: str, value: float, basis: str = "computed") -> Measurement:
     return Measurement(claim_id, "exact", (value,), basis=basis)
 
 
-def training(claim_id: str, values, record_ids, detail: str | None = None, substitute: str | None = None
-             ) -> Measurement:
-    """One value per run record (``None``: the run never produced it; ``detail`` says why)."""
-    return Measurement(claim_id, "training", tuple(values), tuple(record_ids), detail, substitute=substitute)
+def training(claim_id: str, values, record_ids, detail: str | None = None, substitute: str | None = None,
+             censored=()) -> Measurement:
+    """One value per run record (``None``: the run never produced it; ``detail`` says why;
+    ``censored``: per value, the bound a None value is known to exceed, e.g. the eps a run ended at
+    without reaching an accuracy level)."""
+    return Measurement(claim_id, "training", tuple(values), tuple(record_ids), detail, substitute=substitute,
+                       censored=tuple(censored))
 
 
 def statistic(claim_id: str, value: float, record_ids, detail: str) -> Measurement:

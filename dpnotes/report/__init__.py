@@ -15,7 +15,15 @@ from dpnotes import claims as claims_registry
 from dpnotes.claims import PAPERS
 from dpnotes.experiments.measurement import missing
 from dpnotes.record import Record
-from dpnotes.report.verdicts import CATEGORIES, FIDELITIES, VERDICTS, Evidence, judge, plausible_sd
+from dpnotes.report.verdicts import (
+    CATEGORIES,
+    FIDELITIES,
+    VERDICTS,
+    Evidence,
+    convention_of,
+    judge,
+    plausible_sd,
+)
 from dpnotes.results import Store
 
 __all__ = ["VERDICTS", "FIDELITIES", "CATEGORIES", "Evidence", "judge", "record_flags", "scoreboard",
@@ -31,36 +39,108 @@ CHAPTER_REQUIRED = ("tables", "figures", "notes")  # every chapter has these; ce
 CHAPTER_EXTRAS = {"dplis": ("checks",)}  # DPlis: the registry arithmetic behind its findings
 
 
+def _planned(paper: str) -> dict[str, dict[int, str]]:
+    """The plan: experiment -> {seed: run id} of ``paper``'s paper profile (its configs are the
+    preregistered seeds of every experiment)."""
+    from dpnotes import runner
+
+    out: dict[str, dict[int, str]] = {}
+    for spec in runner.specs(paper, "paper"):
+        out.setdefault(spec.experiment, {})[spec.seed] = spec.id
+    return out
+
+
+def _plan_of(m, by_id: dict[str, Record], plan: dict[str, dict[int, str]], refused: dict[str, str]
+             ) -> tuple[int | None, tuple[str, ...]]:
+    """(planned seeds, missing runs) of a measurement resting on paper-profile records: the fewest
+    seeds the plan gives any of its experiments, and each planned (experiment, seed) of them that
+    has no record among the measurement's, named with why (no record, or refused on read)."""
+    used: dict[str, set[int]] = {}
+    for rid in m.record_ids:
+        r = by_id.get(rid)
+        if r is None or r.profile != "paper" or r.experiment not in plan:
+            return None, ()
+        used.setdefault(r.experiment, set()).add(r.seed)
+    if not used:
+        return None, ()
+    planned = min(len(plan[e]) for e in used)
+    gone = []
+    for e in sorted(used):
+        for seed, run_id in sorted(plan[e].items()):
+            if seed not in used[e]:
+                why = refused.get(run_id)
+                gone.append(f"{e} seed {seed}: " + (f"record {run_id} refused ({why})" if why else "no record"))
+    return planned, tuple(gone)
+
+
+def _conventions(paper: str, measured: dict) -> dict[str, tuple[str, str]]:
+    """How each table of ``paper`` prints its exact values (:func:`verdicts.convention_of`), keyed
+    by the table's id prefix (``gdp.table1``), from every exact claim of it that we compute."""
+    groups: dict[str, list] = {}
+    for claim in claims_registry.load(paper):
+        m = measured.get(claim.id)
+        if m is not None and m.kind == "exact" and claim.number is not None and claim.check != "fitted" \
+                and isinstance(m.values[0], (int, float)):
+            groups.setdefault(table_of(claim.id), []).append((claim, m.values[0]))
+    return {table: convention_of(values) for table, values in groups.items()}
+
+
+def table_of(claim_id: str) -> str:
+    """The table, figure or section a claim belongs to: its id's first two parts (``gdp.table1``)."""
+    return ".".join(claim_id.split(".")[:2])
+
+
 def _rows(paper: str, store: Store) -> list[dict]:
     module = experiments.module(paper)
-    records = list(store.records(paper))
+    scan = store.scan(paper)
+    records = list(scan.records)
     measurements = module.measure(records)
     measured = {m.claim_id: m for m in measurements}
-    unknown = set(measured) - {c.id for c in claims_registry.load(paper)}
+    registry = claims_registry.load(paper)
+    unknown = set(measured) - {c.id for c in registry}
     if unknown:
         raise ValueError(f"experiments.{paper} answers unregistered claims: {sorted(unknown)}")
     reasons = getattr(module, "NOT_RUN", {})
     default = getattr(module, "NOT_RUN_DEFAULT", "no reproduction yet")
-    # How far one seed may plausibly fall: the seed SD pooled over this paper's multi-seed cells.
-    sds = {kind: plausible_sd(measurements, kind) for kind in ("training", "gain")}
-    if sds["gain"] is None and sds["training"] is not None:
-        # No multi-seed gain yet: a difference of two seeds spreads at most sqrt(2) x one seed's SD
-        # (pairing only shrinks it), a conservative allowance.
-        sds["gain"] = (sds["training"][0] * 2 ** 0.5, sds["training"][1])
+    # How far one seed may plausibly fall: the seed SD pooled over this paper's multi-seed cells of the
+    # same kind and unit (an SD of accuracies says nothing of one of epochs).
+    units = {c.id: c.unit for c in registry}
+    sds: dict = {}
+
+    def sd_for(kind: str, unit):
+        if (kind, unit) not in sds:
+            sd = plausible_sd(measurements, kind, units, unit)
+            if sd is None and kind == "gain":
+                # No multi-seed gain yet: a difference of two seeds spreads at most sqrt(2) x one seed's SD
+                # (pairing only shrinks it), a conservative allowance, in the unit of the accuracies.
+                one = plausible_sd(measurements, "training", units, "%")
+                sd = None if one is None else (one[0] * 2 ** 0.5, one[1])
+            sds[kind, unit] = sd
+        return sds[kind, unit]
+
+    by_id = {r.id: r for r in map(Record.of, records)}
+    plan = _planned(paper)
+    refused = {e["id"]: e["reason"] for e in scan.excluded if e.get("id")}
+    conventions = _conventions(paper, measured)
     rows = []
-    for claim in claims_registry.load(paper):
+    for claim in registry:
         m = measured.get(claim.id) or missing(claim.id, reasons.get(claim.id, default))
         if m.kind != "missing" and m.substitute is None:
             m = dataclasses.replace(m, substitute=experiments.substitute(paper, claim.id))
         # statements' comparisons are paired differences in the units of the paper's training claims
-        ev = judge(claim, m, sds["gain"] if m.kind in ("gain", "statement") else sds.get(m.kind))
+        sd = (sd_for("gain", "percentage points") if m.kind == "statement" else
+              sd_for(m.kind, claim.unit) if m.kind in ("training", "gain") else None)
+        planned, gone = _plan_of(m, by_id, plan, refused) if m.record_ids else (None, ())
+        convention, why = conventions.get(table_of(claim.id), ("round", ""))
+        ev = judge(claim, m, sd, convention=convention, convention_why=why, planned=planned, missing_runs=gone)
         rows.append({
             "id": claim.id, "paper": paper, "kind": claim.kind, "source": claim.source,
             "paper_value": claim.value, "unit": claim.unit, "ours": ev.ours,
-            "verdict": ev.verdict, "category": ev.category, "seeds": ev.seeds, "paired": ev.paired,
+            "verdict": ev.verdict, "category": ev.category, "check": ev.check, "seeds": ev.seeds,
+            "planned": ev.planned, "paired": ev.paired, "basis": ev.basis,
             "fidelity": ev.fidelity, "substitute": ev.substitute, "note": ev.note,
             "margin": ev.margin, "interval": list(ev.interval) if ev.interval else None,
-            "evidence": ev.evidence, "detail": ev.detail,
+            "evidence": ev.evidence, "detail": ev.detail, "same_as": ev.same_as,
         })
     return rows
 
@@ -114,7 +194,7 @@ def fidelity_summary(rows: list[dict]) -> dict[str, dict[str, dict[str, int]]]:
 
 
 def context_counts(rows: list[dict]) -> dict[str, dict[str, int]]:
-    """Context rows per paper and category (quoted baselines, values lost from the text)."""
+    """Rows counted apart, per paper and category: checks, quoted baselines, values lost from the text."""
     out: dict[str, dict[str, int]] = {}
     for row in rows:
         counts = out.setdefault(row["paper"], dict.fromkeys(CATEGORIES[1:], 0))
@@ -160,8 +240,10 @@ def paper_table(paper: str, *, store: Store | None = None):
 
 
 def basis(row: dict) -> str:
-    """What a verdict rests on, in words: "3 seeds, paired", "1 seed", "computed", "—"."""
+    """What a verdict rests on, in words: "3 of 3 planned seeds, paired", "1 seed", "computed", "—"
+    (the row's ``basis``, made by :attr:`verdicts.Evidence.basis`; rows made elsewhere: from their seeds)."""
+    if "basis" in row:
+        return row["basis"]
     if row["seeds"] is None:
         return "computed" if row["fidelity"] is not None else "—"
     return f"{row['seeds']} seed{'s' if row['seeds'] != 1 else ''}" + (", paired" if row["paired"] else "")
-

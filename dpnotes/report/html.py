@@ -15,6 +15,7 @@ from html import escape
 
 from dpnotes.claims import PAPERS
 from dpnotes.report import VERDICTS, scoreboard, summary
+from dpnotes.report.verdicts import CHECK_VERDICTS
 from dpnotes.results import Store
 
 # verdict -> (label, mark, background colour); the mark keeps verdicts apart without colour.
@@ -23,11 +24,15 @@ BADGES = {
     "not_reproduced": ("not reproduced", "✗", "#cf222e"),
     "inconclusive": ("inconclusive", "?", "#9a6700"),
     "not_run": ("not run", "–", "#6e7781"),
+    # checks (identities, definitions, the paper's arithmetic, bug-only properties, fitted values)
+    "passes": ("check passes", "=", "#57606a"),
+    "fails": ("check fails", "≠", "#953800"),
 }
 # A light background per verdict, for the cells of a paper's table (:mod:`dpnotes.report.layout`).
-TINTS = {"reproduced": "#dafbe1", "inconclusive": "#fff8c5", "not_reproduced": "#ffebe9", "not_run": "#f6f8fa"}
-if set(BADGES) != set(VERDICTS) or set(TINTS) != set(VERDICTS):
-    raise ImportError(f"badges and tints must cover exactly the verdicts {VERDICTS}")
+TINTS = {"reproduced": "#dafbe1", "inconclusive": "#fff8c5", "not_reproduced": "#ffebe9", "not_run": "#f6f8fa",
+         "passes": "#f6f8fa", "fails": "#fff1e5"}
+if set(BADGES) != set(VERDICTS + CHECK_VERDICTS) or set(TINTS) != set(BADGES):
+    raise ImportError(f"badges and tints must cover exactly the verdicts {VERDICTS + CHECK_VERDICTS}")
 
 STYLE = """<style>
 .dpn-badges{display:flex;flex-wrap:wrap;gap:.4em;margin:.3em 0 .8em 0}

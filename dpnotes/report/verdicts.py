@@ -37,8 +37,11 @@ from dpnotes.claims import Claim
 from dpnotes.experiments.measurement import Measurement
 
 VERDICTS = ("reproduced", "not_reproduced", "inconclusive", "not_run")
+CHECK_VERDICTS = ("passes", "fails")  # a check's result: never "reproduced"
 FIDELITIES = ("paper", "substitute")
-CATEGORIES = ("claim", "quoted", "lost")  # only "claim" enters the totals
+CATEGORIES = ("claim", "check", "quoted", "lost")  # only "claim" enters the totals
+GAIN_MARGIN_FRACTION = 0.5  # a gain's default margin: half the printed gain (a reproduced gain is 0.5-1.5x it)
+CONVENTIONS = ("round", "truncate")  # how a paper table prints its exact values
 CONFIDENCE = 0.95  # two-sided t intervals of means and of paired differences over seeds
 DECISIVE_SDS = 3.0  # one seed decides against a claim only beyond margin + DECISIVE_SDS * plausible SD
 MIN_SD_DOF = 4  # a pooled seed SD counts only with this many degrees of freedom (else: no allowance)
@@ -61,14 +64,32 @@ class Evidence:
     category: str = "claim"
     interval: tuple[float, float] | None = None  # the t interval the verdict used
     margin: float | None = None  # the equivalence margin it used
+    planned: int | None = None  # the seeds the plan (the paper profile) gives its runs
+    check: str | None = None  # a check's kind (claims.CHECKS)
+    same_as: str | None = None  # measured on the same runs as this claim (registry ``same_as``)
 
     def __post_init__(self):
-        if self.verdict not in VERDICTS:
-            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        allowed = VERDICTS + CHECK_VERDICTS if self.category == "check" else VERDICTS
+        if self.verdict not in allowed or (self.category == "check" and self.verdict == "reproduced"):
+            raise ValueError(f"verdict must be one of {allowed}, got {self.verdict!r}")
         if self.fidelity is not None and self.fidelity not in FIDELITIES:
             raise ValueError(f"fidelity must be one of {FIDELITIES}, got {self.fidelity!r}")
         if self.category not in CATEGORIES:
             raise ValueError(f"category must be one of {CATEGORIES}, got {self.category!r}")
+
+    @property
+    def basis(self) -> str:
+        """What the verdict rests on, in words: "3 of 3 planned seeds, paired", "1 seed", "computed",
+        "fitted: ...", "—" (not run)."""
+        if self.check == "fitted":
+            return "fitted: a setting we chose to match the paper's value, not evidence"
+        if self.verdict == "not_run" and self.seeds is None:
+            return "—"
+        if self.seeds is None:
+            return "computed"
+        seeds = (f"{self.seeds} of {self.planned} planned seeds" if self.planned is not None
+                 else f"{self.seeds} seed{'s' if self.seeds != 1 else ''}")
+        return seeds + (", paired" if self.paired else "")
 
 
 def printed(claim: Claim, ours: float) -> str:
@@ -108,12 +129,17 @@ def interval(values: list[float]) -> tuple[float, float, float]:
     return mean, mean - half, mean + half
 
 
-def plausible_sd(measurements, kind: str) -> tuple[float, int] | None:
+def plausible_sd(measurements, kind: str, units: dict[str, str | None] | None = None,
+                 unit: str | None = None) -> tuple[float, int] | None:
     """The pooled seed SD of ``kind`` measurements with >= 2 numeric values, and how many cells
-    it pools: the spread one seed is allowed before it decides. None while the pool has fewer
-    than :data:`MIN_SD_DOF` degrees of freedom (two seeds of one cell say little about a spread)."""
+    it pools: the spread one seed is allowed before it decides. With ``units`` (claim id -> unit),
+    only measurements of claims in ``unit`` are pooled: an SD of accuracies says nothing of one of
+    epochs or of sharpness. None while the pool has fewer than :data:`MIN_SD_DOF` degrees of freedom
+    (two seeds of one cell say little about a spread)."""
     ss, dof, cells = 0.0, 0, 0
     for m in measurements:
+        if units is not None and units.get(m.claim_id) != unit:
+            continue
         values = [v for v in m.values if isinstance(v, (int, float)) and not isinstance(v, bool)]
         if m.kind == kind and len(values) >= 2 and len(values) == len(m.values):
             mean = statistics.fmean(values)
@@ -131,16 +157,37 @@ def _base(claim: Claim, m: Measurement, verdict: str, ours, detail: str | None, 
                     substitute=m.substitute, note=None if shown else m.detail, **kw)
 
 
-def exact(claim: Claim, m: Measurement, sd=None) -> Evidence:
-    """An exact claim is reproduced when our value, printed like the paper's, is the same text;
-    also when cutting it to the paper's digits gives the paper's text (the detail names the
-    printing). Otherwise not reproduced: a real difference."""
+def convention_of(claims_and_values) -> tuple[str, str]:
+    """How a paper's table prints its exact values, inferred from all of them: ``(convention, why)``.
+    Each ``(claim, our value)`` votes for rounding when only rounding gives the paper's text, for
+    truncation when only cutting does; the convention is truncation only when it has more such
+    votes than rounding (values that print the same either way, or neither way, do not vote)."""
+    rounds = cuts = 0
+    for claim, ours in claims_and_values:
+        r, t = float(printed(claim, ours)) == claim.number, float(truncated(claim, ours)) == claim.number
+        rounds += r and not t
+        cuts += t and not r
+    convention = "truncate" if cuts > rounds else "round"
+    return convention, f"{rounds} value(s) of this table match only when rounded, {cuts} only when cut"
+
+
+def exact(claim: Claim, m: Measurement, sd=None, convention: str = "round", why: str = "") -> Evidence:
+    """An exact claim is reproduced when our value, printed by its table's convention (rounded, or
+    cut to the paper's digits where the table truncates: :func:`convention_of`), is the paper's
+    text. A value that matches only under the other convention is not reproduced (the detail says
+    so); any other difference is not reproduced too: a real difference."""
+    if convention not in CONVENTIONS:
+        raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
     (ours,) = m.values
     text, cut = printed(claim, ours), truncated(claim, ours)
-    if float(text) == claim.number:
-        return _base(claim, m, "reproduced", ours, None)
-    if float(cut) == claim.number:
-        return _base(claim, m, "reproduced", ours, f"the paper truncates: ours rounds to {text} and cuts to {cut}")
+    mine, other = (text, cut) if convention == "round" else (cut, text)
+    if float(mine) == claim.number:
+        return _base(claim, m, "reproduced", ours, None if convention == "round" else
+                     f"this table truncates ({why}): ours cuts to {cut}")
+    if float(other) == claim.number:
+        return _base(claim, m, "not_reproduced", ours, f"ours {'rounds' if convention == 'round' else 'cuts'} to "
+                     f"{mine}; only {'cutting' if convention == 'round' else 'rounding'} gives the paper's "
+                     f"{claim.value}, but this table {'rounds' if convention == 'round' else 'truncates'} ({why})")
     return _base(claim, m, "not_reproduced", ours, f"ours prints as {text}")
 
 
@@ -167,14 +214,21 @@ def training(claim: Claim, m: Measurement, sd=None) -> Evidence:
     """A training claim (an outcome of training), by an equivalence test on our seeds: with the
     95 % t interval [lo, hi] of the mean and the claim's margin M (the registry's ``tolerance``),
     reproduced when [lo, hi] lies inside paper +- M; not reproduced when the paper's value lies
-    outside [lo - M, hi + M]; otherwise inconclusive. One seed: :func:`_single`. A run that never
-    produced the value (``None``) is not reproduced; no record is not run."""
+    outside [lo - M, hi + M]; otherwise inconclusive. One seed: :func:`_single`. A censored seed (a
+    level never reached: known only to exceed a bound, ``m.censored``) never supports a match: not
+    reproduced only when even the interval with each censored seed at its bound lies above paper + M,
+    otherwise inconclusive. A run that never produced the value, without a bound, is not
+    reproduced; no record is not run."""
     values = list(m.values)
     if not values:
         return Evidence(claim.id, "not_run", None, "no run record")
     n, margin, p = len(values), claim.tolerance, claim.number
     if None in values:
-        return _base(claim, m, "not_reproduced", None, "a run never produced the value", seeds=n)
+        bounds = list(m.censored) if m.censored else [None] * n
+        if any(v is None and b is None for v, b in zip(values, bounds)):
+            return _base(claim, m, "not_reproduced", None, "a run never produced the value", seeds=n)
+        return _censored(claim, m, [b if v is None else v for v, b in zip(values, bounds)],
+                         sum(v is None for v in values), margin, p)
     if n == 1:
         return _single(claim, m, values[0], p, margin, sd, f"ours {values[0]:.4g} vs paper {p:g}")
     mean, lo, hi = interval(values)
@@ -188,18 +242,46 @@ def training(claim: Claim, m: Measurement, sd=None) -> Evidence:
     return _base(claim, m, verdict, mean, f"{where}: {why}", seeds=n, interval=(lo, hi), margin=margin)
 
 
+def _censored(claim: Claim, m: Measurement, floors: list[float], k: int, margin: float, p: float) -> Evidence:
+    """Training values of which ``k`` are censored (each known only to exceed its floor)."""
+    n = len(floors)
+    head = f"{k} of {n} seed(s) never reached the level (each known only to exceed its bound)"
+    if n >= 2:
+        mean, lo, hi = interval(floors)
+        where = f"{head}; with each at its bound: mean {mean:.4g}, {CONFIDENCE:.0%} interval [{lo:.4g}, {hi:.4g}]"
+        if lo > p + margin:
+            return _base(claim, m, "not_reproduced", None, f"{where}, above paper {p:g} + {margin:g} even so",
+                         seeds=n, interval=(lo, hi), margin=margin)
+        return _base(claim, m, "inconclusive", None, f"{where}, paper {p:g} +- {margin:g}: a censored seed cannot "
+                     "show a match, and its bound does not rule one out", seeds=n, margin=margin)
+    decided = floors[0] > p + margin
+    return _base(claim, m, "not_reproduced" if decided else "inconclusive", None,
+                 f"{head}: bound {floors[0]:.4g} {'>' if decided else '<='} paper {p:g} + {margin:g}",
+                 seeds=1, margin=margin)
+
+
+def gain_margin(claim: Claim) -> float:
+    """A gain's equivalence margin: the registry's ``margin`` where given, else
+    :data:`GAIN_MARGIN_FRACTION` of the printed gain, so that a reproduced gain is a real gain of
+    about the paper's size; a printed gain of 0 takes the claim's tolerance."""
+    if claim.margin is not None:
+        return claim.margin
+    return claim.tolerance if claim.number == 0 else GAIN_MARGIN_FRACTION * abs(claim.number)
+
+
 def gain(claim: Claim, m: Measurement, sd=None) -> Evidence:
-    """A printed gain g (a difference to a baseline), on paired seeds d_1..d_n (same seed, data
-    order and initialisation in both arms). The direction is decided only when the 95 % t interval
-    of the d's excludes zero: on g's side with g within [lo - M, hi + M], reproduced; on the other
-    side, not reproduced (sign). Undecided direction: not reproduced when g lies outside
-    [lo - M, hi + M], otherwise inconclusive. A printed gain of 0 is reproduced when the interval
-    lies within +- M. One seed: :func:`_single` on d. Unpaired arms are refused when the
-    measurement is made (:func:`dpnotes.experiments.measurement.gain`)."""
+    """A printed gain g (a difference to a baseline), judged on its size on paired seeds d_1..d_n
+    (same seed, data order and initialisation in both arms), with margin M (:func:`gain_margin`:
+    half of g unless the registry says otherwise). Reproduced when the 95 % t interval of the d's
+    lies inside g +- M (a gain of about the paper's size); not reproduced when it lies wholly outside
+    g +- M, or excludes zero on the side opposite to g; otherwise inconclusive. A printed gain of 0
+    is judged the same way around 0 with the claim's tolerance. One seed: :func:`_single` on d.
+    Unpaired arms are refused when the measurement is made
+    (:func:`dpnotes.experiments.measurement.gain`)."""
     values = list(m.values)
     if not values:
         return Evidence(claim.id, "not_run", None, "no run record")
-    n, margin, g = len(values), claim.tolerance, claim.number
+    n, margin, g = len(values), gain_margin(claim), claim.number
     if None in values:
         return _base(claim, m, "not_reproduced", None, "a run never produced the value", seeds=n, paired=True)
     if n == 1:
@@ -207,23 +289,18 @@ def gain(claim: Claim, m: Measurement, sd=None) -> Evidence:
                        paired=True)
     mean, lo, hi = interval(values)
     where = (f"mean paired difference {mean:+.3g} over {n} seeds, {CONFIDENCE:.0%} interval [{lo:+.3g}, {hi:+.3g}], "
-             f"paper {g:+g} +- {margin:g}")
-    outside = g < lo - margin or g > hi + margin
-    if g == 0:
-        verdict = ("reproduced" if -margin <= lo and hi <= margin else "not_reproduced" if outside
-                   else "inconclusive")
-        why = {"reproduced": "no difference, within the margin", "not_reproduced": "a difference the paper does not "
-               "print", "inconclusive": "the interval is too wide to decide"}[verdict]
-    elif lo > 0 or hi < 0:
-        same = (lo > 0) == (g > 0)
-        verdict = "not_reproduced" if not same or outside else "reproduced"
-        why = ("the direction is decided and is the paper's, of a compatible size" if verdict == "reproduced" else
-               "the direction is decided against the paper's sign" if not same else
-               "the paper's size lies outside the interval by more than the margin")
+             f"paper {g:+g} +- {margin:.3g}")
+    wrong_side = g != 0 and (hi < 0 if g > 0 else lo > 0)
+    if g - margin <= lo and hi <= g + margin:
+        verdict, why = "reproduced", ("no difference, within the margin" if g == 0 else
+                                      "a gain of the paper's size: the interval lies within its margin")
+    elif hi < g - margin or lo > g + margin or wrong_side:
+        verdict = "not_reproduced"
+        why = ("the interval excludes zero on the other side: the opposite direction" if wrong_side else
+               "a difference the paper does not print" if g == 0 else
+               "the interval lies wholly " + ("below" if hi < g - margin else "above") + " the paper's gain +- margin")
     else:
-        verdict = "not_reproduced" if outside else "inconclusive"
-        why = ("the paper's gain lies outside the interval by more than the margin" if outside else
-               "the interval contains zero: the direction is not decided")
+        verdict, why = "inconclusive", "the interval overlaps the margin's edge: too wide to decide the size"
     return _base(claim, m, verdict, mean, f"{where}: {why}", seeds=n, paired=True, interval=(lo, hi), margin=margin)
 
 
@@ -309,36 +386,51 @@ def rules_markdown() -> str:
     """The verdict rules in words, for the book and the README (from the constants the rules use)."""
     c = f"{CONFIDENCE:.0%}"
     return "\n".join([
-        "**How a verdict is decided** (`dpnotes.report.verdicts`; every verdict shows its seeds, whether its arms "
-        "are paired, its fidelity and the measurement's caveat):",
+        "**How a verdict is decided** (`dpnotes.report.verdicts`; every verdict shows its basis, e.g. "
+        "\"3 of 3 planned seeds, paired\", its fidelity and the measurement's caveat):",
         "",
-        "- *exact* (a computation, e.g. an epsilon): reproduced when ours, printed with the paper's digits (or cut "
-        "to them, where the paper truncates: said in the detail), is the paper's number.",
-        f"- *training* (an outcome of training): from our seeds' mean and its {c} t interval [lo, hi], and the "
-        "claim's margin M from the registry (1 point of accuracy, 0.02 RMSE, 1 epoch, ...). Reproduced when "
-        "[lo, hi] lies inside paper +- M; not reproduced when the paper's value lies outside [lo - M, hi + M]; "
-        "otherwise inconclusive. An outlier seed widens the interval, so it can only make a verdict inconclusive.",
-        f"- *one seed* never reproduces a training claim; it decides against one only when its gap exceeds "
-        f"M + {DECISIVE_SDS:g} x the seed SD pooled over the paper's own multi-seed cells "
-        f"(at least {MIN_SD_DOF} degrees "
-        "of freedom); otherwise inconclusive.",
-        f"- *gain* (a printed difference to a baseline) and *comparisons* (A beats B, orderings): on paired seeds "
-        f"(same seed, data order and initialisation in both arms), from the {c} t interval of the paired "
-        "differences. The direction is decided only when it excludes zero: the paper's side (and a compatible "
-        "size) reproduces, the other side does not; an undecided direction is inconclusive.",
+        f"- *training* (an outcome of training): our seeds' mean and its {c} t interval [lo, hi] against the "
+        "paper's value p and the claim's margin M (1 point of accuracy, 0.02 RMSE, 1 epoch, ...): reproduced when "
+        "[lo, hi] lies inside p ± M, not reproduced when it lies wholly outside, otherwise inconclusive. A seed "
+        "that never reached a level is known only to exceed its bound: it never supports a match.",
+        f"- *gain* (a printed difference to a baseline), judged on its size on paired seeds (same seed, data "
+        f"order and initialisation in both arms): the {c} t interval of the paired differences against the "
+        f"paper's gain g ± M, where M is {GAIN_MARGIN_FRACTION:g} × |g| unless the registry states one. "
+        "Reproduced when the interval lies inside g ± M (a real gain of about the paper's size); not reproduced "
+        "when it lies wholly outside, or excludes zero on the other side; otherwise inconclusive.",
+        "- *comparisons* (A beats B, orderings): every paired interval must lie above zero (one, for a sentence "
+        "that says \"some\"); one below zero decides against.",
+        "- *exact* (a computation, e.g. an epsilon): reproduced when ours, printed by its table's convention, is "
+        "the paper's number. The convention (rounding or truncation) is inferred from all the table's values; "
+        "a value that matches only under the other convention is not reproduced.",
+        f"- *one seed* never reproduces; it decides against a claim only when its gap exceeds "
+        f"M + {DECISIVE_SDS:g} × the seed SD pooled over the paper's multi-seed cells of the same kind and unit "
+        f"(at least {MIN_SD_DOF} degrees of freedom).",
+        "- *planned seeds*: each run's seeds are fixed by the plan (its paper profile) before the runs; a claim "
+        "with fewer usable seeds than planned is inconclusive and names each missing or refused record.",
         "- *statement* (a qualitative sentence): the computed fact decides when it rests on two or more seeds "
         "(or on no runs); one seed makes it inconclusive.",
-        "- *not run*: no record answers the claim; the reason is given.",
+        "- *checks* (identities, definitions, the paper's arithmetic on its own numbers, properties only a bug "
+        "could break, values we fitted to the paper's) are shown as passes / fails and counted apart, never as "
+        "reproduced; *context* (baselines quoted from other papers, values lost from the text) is listed, not "
+        "judged.",
         "- *fidelity*: `paper` when the run used the paper's settings, `substitute` when something differs "
-        "(named: model, data, epochs, accountant, an inferred setting). Totals count the two apart.",
-        "- *context* (baselines quoted from other papers, values lost from the text) is listed, not counted.",
+        "(named). Totals count the two apart. *not run*: no record answers the claim; the reason is given.",
     ])
 
 
-def judge(claim: Claim, m: Measurement, sd: tuple[float, int] | None = None) -> Evidence:
+def judge(claim: Claim, m: Measurement, sd: tuple[float, int] | None = None, *, convention: str = "round",
+          convention_why: str = "", planned: int | None = None, missing_runs: tuple[str, ...] = ()) -> Evidence:
     """The verdict on ``claim`` given our measurement of it, by the rule of its kind; ``sd`` is
-    the plausible seed SD (and the cells behind it) for single-seed decisions (:func:`plausible_sd`).
-    Context claims (quoted baselines, values lost from the text) are not judged."""
+    the plausible seed SD (and the cells behind it) for single-seed decisions (:func:`plausible_sd`);
+    ``convention`` how the claim's table prints exact values (:func:`convention_of`).
+
+    ``planned`` is the number of seeds the plan gives the claim's runs (its paper profile): a claim
+    measured on fewer reads inconclusive, naming each ``missing_runs`` entry (a run without a record,
+    or a record refused on read), whatever its rule said. Checks (the registry's ``check``: identities,
+    definitions, the paper's own arithmetic, bug-only properties, fitted values) are judged by their
+    rule and reported as passes / fails, never as reproduced. Context claims (quoted baselines, values
+    lost from the text) are not judged."""
     if m.claim_id != claim.id:
         raise ValueError(f"measurement of {m.claim_id!r} cannot answer claim {claim.id!r}")
     if claim.context is not None or (claim.value is None and claim.kind != "statement"):
@@ -349,4 +441,21 @@ def judge(claim: Claim, m: Measurement, sd: tuple[float, int] | None = None) -> 
         ours = statistics.fmean(numbers) if numbers and len(numbers) == len(m.values) else None
         return Evidence(claim.id, "not_run", ours, why, None, seeds=len(numbers) if m.record_ids else None,
                         note=m.detail if m.kind != "missing" else None, category=category)
-    return RULES[m.kind](claim, m, sd)
+    if m.kind == "exact":
+        ev = exact(claim, m, sd, convention, convention_why)
+    else:
+        ev = RULES[m.kind](claim, m, sd)
+    ev.same_as = claim.same_as
+    if ev.seeds is not None and planned is not None and ev.verdict != "not_run":
+        ev.planned = planned
+        if ev.seeds < planned:
+            gone = "; ".join(missing_runs) if missing_runs else "not yet run"
+            ev.detail = (f"{ev.seeds} of {planned} planned seeds ({gone}): inconclusive until every planned seed "
+                         f"has a record; on the seeds we have the rule reads {ev.verdict.replace('_', ' ')}"
+                         + (f" ({ev.detail})" if ev.detail else ""))
+            ev.verdict = "inconclusive"
+    if claim.check is not None:
+        ev.category, ev.check = "check", claim.check
+        ev.verdict = {"reproduced": "passes", "not_reproduced": "fails"}.get(ev.verdict, ev.verdict)
+        ev.__post_init__()
+    return ev

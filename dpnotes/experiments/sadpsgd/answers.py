@@ -60,7 +60,10 @@ def _table3_claims(paper: dict[str, list[dict]]) -> list[Measurement]:
                     out.append(measurement.statement(cid, never, detail, "every run ends at its eps 6 budget without "
                                                      "reaching the level", ids, len(runs)))
                     continue
-                out.append(measurement.training(cid, [h and h["eps_paper"] for h in hits], ids, detail))
+                # a run that never reached the level ended at its budget: its eps there is a lower bound
+                ends = [None if h else eps_paper(ds, curve(r)[-1]["accepted_steps"]) for r, h in zip(runs, hits)]
+                out.append(measurement.training(cid, [h and h["eps_paper"] for h in hits], ids, detail,
+                                                censored=ends if any(e is not None for e in ends) else ()))
     return out
 
 

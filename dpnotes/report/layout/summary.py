@@ -17,35 +17,41 @@ from dpnotes.report.html import BADGES, Html, inline_code
 
 from .cells import STYLE, _mark, _reason, basis, ours_text, paper_text
 
+ANSWERS = ("holds", "holds in part", "does not hold", "undecided")
+COLOURS = {"holds": "#1a7f37", "holds in part": "#8250df", "does not hold": "#cf222e", "undecided": "#9a6700"}
+
+
+def answer_word(central: list[str]) -> str:
+    """The answer from the verdicts of a paper's central claims (:data:`RULE`)."""
+    yes, no = central.count("reproduced"), central.count("not_reproduced")
+    if central and yes == len(central):
+        return "holds"
+    if yes and no:
+        return "holds in part"
+    if no and not yes and 2 * no >= len(central):
+        return "does not hold"
+    return "undecided"
+
 
 def answer(rows: list[dict], paper: str) -> tuple[str, str]:
     """Does the paper's main claim hold here? ``(answer, sentence)`` from the verdicts of its
-    headline claims, by a stated rule: *holds* only if every headline claim is reproduced;
-    *does not hold* if more central claims are not reproduced than reproduced; *not tested* if
-    no headline claim has an answer; else *undecided*."""
+    central claims by :data:`RULE` (one of :data:`ANSWERS`), and its headline claims' counts."""
     spec = HEADLINES[paper]
     by_id = {r["id"]: r for r in rows}
     verdicts = [by_id[cid]["verdict"] for cid, _ in spec.claims]
     central = verdicts[:spec.central]
-    if all(v == "reproduced" for v in verdicts):
-        word = "holds"
-    elif central.count("not_reproduced") > central.count("reproduced"):
-        word = "does not hold"
-    elif all(v == "not_run" for v in verdicts):
-        word = "not tested"
-    else:
-        word = "undecided"
+    word = answer_word(central)
     counts = Counter(verdicts)
     told = ", ".join(f"{counts[v]} {BADGES[v][0]}" for v in BADGES if counts[v])
     c = Counter(central)
     central_told = ", ".join(f"{c[v]} {BADGES[v][0]}" for v in BADGES if c[v])
-    sentence = (f"{spec.question} Here: **{word}**. Of its {len(verdicts)} headline claims {told}; "
-                f"of the {spec.central} central one{'s' if spec.central != 1 else ''} {central_told}.")
+    sentence = (f"{spec.question} Here: **{word}**. Of its {spec.central} central claim"
+                f"{'s' if spec.central != 1 else ''} {central_told}; of its {len(verdicts)} headline claims {told}.")
     return word, sentence
 
 
-RULE = ("Answer rule: holds only if every headline claim is reproduced; does not hold if more central claims "
-        "are not reproduced than reproduced; not tested if none has an answer; otherwise undecided.")
+RULE = ("Answer rule, from the central claims: holds if all are reproduced; holds in part if some are reproduced and "
+        "some not; does not hold if none is reproduced and at least half are not; otherwise undecided.")
 
 
 def _md_bold(text: str) -> str:
@@ -119,7 +125,7 @@ def answers(rows: list[dict], *, link: Callable[[str], str] | None = None) -> Ht
         word, sentence = answer(rows, paper)
         title = escape(TITLES[paper])
         name = f'<a href="{escape(link(paper))}">{title}</a>' if link else title
-        colour = {"holds": "#1a7f37", "does not hold": "#cf222e", "undecided": "#9a6700"}.get(word, "#6e7781")
+        colour = COLOURS[word]
         items.append(f'<li data-paper="{paper}" data-answer="{word}"><strong>{name}</strong>: '
                      f'<span class="dpn-mark" style="background:{colour};width:auto;padding:0 .35em">'
                      f"{escape(word)}</span> {_md_bold(sentence)}</li>")
