@@ -48,7 +48,8 @@ def test_scoreboard_json_has_every_claim(tmp_path):
     for row in rows:
         assert row["id"].split(".")[0] in ("dplis", "dpis", "gdp", "labeldp", "sadpsgd")
         assert row["kind"] in ("exact", "training", "statement")
-        assert row["verdict"] in ("reproduced", "trend", "not_reproduced", "not_run")
+        assert row["verdict"] in ("reproduced", "not_reproduced", "inconclusive", "not_run", "passes", "fails")
+        assert row["category"] in ("claim", "check", "quoted", "lost") and row["basis"]
         assert {"paper_value", "ours", "evidence"} <= set(row)
         if row["verdict"] == "not_run":
             assert row["evidence"], f"{row['id']} is not run without a reason"

@@ -192,10 +192,14 @@ def test_every_claim_is_measured_or_has_a_specific_reason():
 
 def test_paper_table_verdicts(tmp_path):
     table = paper_table("labeldp", store=Store(tmp_path))
+    from dpnotes import claims as registry
+
+    checks = {c.id for c in registry.load("labeldp") if c.check}
     reproduced = set(table.loc[table["verdict"] == "reproduced", "claim"])
-    assert reproduced == MEASURED
+    assert reproduced == MEASURED - checks and checks <= MEASURED
+    assert set(table.loc[table["verdict"] == "check", "claim"]) == checks  # checks: shown, counted apart
     # quoted baselines and values lost from the text are context, shown under their category
-    assert set(table["verdict"]) == {"reproduced", "not_run", "quoted", "lost"}
+    assert set(table["verdict"]) <= {"reproduced", "not_run", "quoted", "lost", "check"}
     assert (table["verdict"] == "quoted").sum() == 33
 
 

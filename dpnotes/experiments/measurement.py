@@ -135,14 +135,15 @@ def paired_differences(arm: dict, base: dict, claim_id: str) -> list[int]:
 
 
 def gain(claim_id: str, arm: dict, base: dict, record_ids: dict, detail: str | None = None,
-         substitute: str | None = None) -> Measurement:
+         substitute: str | None = None, base_ids: dict | None = None) -> Measurement:
     """A claimed gain on paired seeds: ``arm`` and ``base`` map seed -> value (``None``: a run
     never produced it) and must hold the same seeds; ``record_ids`` maps seed -> the arm's record
-    id. The values are arm - base per seed (see verdicts.gain)."""
+    id, ``base_ids`` seed -> the baseline's (the gain rests on both: they follow the arm's ids).
+    The values are arm - base per seed (see verdicts.gain)."""
     seeds = paired_differences(arm, base, claim_id)
     values = [None if arm[s] is None or base[s] is None else arm[s] - base[s] for s in seeds]
-    return Measurement(claim_id, "gain", tuple(values), tuple(record_ids[s] for s in seeds), detail,
-                       substitute=substitute)
+    ids = tuple(record_ids[s] for s in seeds) + (tuple(base_ids[s] for s in seeds) if base_ids else ())
+    return Measurement(claim_id, "gain", tuple(values), ids, detail, substitute=substitute)
 
 
 def trend(claim_id: str, per_seed, floor: float, detail: str, rule: str, record_ids=()) -> Measurement:

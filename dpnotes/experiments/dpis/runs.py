@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dpnotes import validate
 from dpnotes.accounting.calibrate import noise_multiplier
-from dpnotes.experiments import backends
+from dpnotes.experiments import backends, plan
 from dpnotes.methods import decay_schedule
 from dpnotes.results import PROFILES
 
@@ -211,9 +211,9 @@ def configs(profile: str) -> list[dict]:
     if profile == "paper":
         main = [_config("paper", d, m, _s(e), seed) for seed in PAPER_SEEDS for d in ("fashion-mnist", "mnist")
                 for e in PAPER_EPSILONS[d] for m in ("dpis", "dpsgd")]
-        return (main[:8] + raw_configs("paper") + ablation_configs(0) + main[8:]
-                + [c for seed in PAPER_SEEDS[1:] for c in raw_configs("paper", seed)]
-                + [c for seed in PAPER_SEEDS[1:] for c in ablation_configs(seed)] + cifar10_configs())
+        return plan.extend(PAPER, main[:8] + raw_configs("paper") + ablation_configs(0) + main[8:]
+                           + [c for seed in PAPER_SEEDS[1:] for c in raw_configs("paper", seed)]
+                           + [c for seed in PAPER_SEEDS[1:] for c in ablation_configs(seed)] + cifar10_configs())
     if profile == "smoke":
         return [_config("smoke", "mnist", m, _s(SMOKE_EPSILON)) for m in ("dpis", "dpsgd")]
     quick = [_config("quick", d, m, _s(QUICK_EPSILON)) for d in DATASETS for m in ("dpis", "dpsgd")]

@@ -137,9 +137,10 @@ def _cell_claims(paper: dict, quick: dict, column: str) -> list[Measurement]:
             out.append(measurement.gain(gid, {s: _acc_at(smoothed[s], epoch) for s in seeds},
                                         {s: _acc_at(plain[s], epoch) for s in seeds},
                                         {s: Record.of(smoothed[s]).id for s in seeds},
-                                        _join("difference to the No-smoothing run(s) " +
-                                              ", ".join(Record.of(plain[s]).id for s in seeds), shared[arm],
-                                              short and f"{short} (left out)")))
+                                        _join("difference to the No-smoothing run(s) "
+                                              + ", ".join(Record.of(plain[s]).id for s in seeds), shared[arm],
+                                              short and f"{short} (left out)"),
+                                        base_ids={s: Record.of(plain[s]).id for s in seeds}))
     return out
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dpnotes import validate
-from dpnotes.experiments import backends
+from dpnotes.experiments import backends, plan
 from dpnotes.results import PROFILES
 
 from .privacy import TABLE2_COLUMNS, column_epoch
@@ -255,4 +255,5 @@ def configs(profile: str) -> list[dict]:
         out += [_config(profile, row, arm, seed=seed) for row in SEED_ORDER for seed in EXTRA_SEEDS
                 for arm in ARMS if run_arm(row, arm) == arm]
         out += long_configs()
+        out = plan.extend(PAPER, out)  # the seeds the plan adds (dpnotes.experiments.plan)
     return out

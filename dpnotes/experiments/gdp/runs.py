@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dpnotes import validate
 from dpnotes.data import prepare
+from dpnotes.experiments import plan
 from dpnotes.results import PROFILES
 
 from . import data as gdp_data
@@ -119,7 +120,7 @@ def configs(profile: str) -> list[dict]:
                     _nonprivate(int(_s("table3.lstm.epochs")), TF_RNN_TUTORIAL["batch_size"],
                                 TF_RNN_TUTORIAL["lr"], "adam"), model_kwargs=imdb)
             for seed in seeds]
-    return out
+    return plan.extend(PAPER, out) if profile == "paper" else out  # the seeds the plan adds
 
 
 def _movielens_configs(profile: str, seed: int, *, baselines: bool = True) -> list[dict]:

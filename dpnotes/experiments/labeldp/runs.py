@@ -8,6 +8,7 @@ import math
 
 from dpnotes import claims, validate
 from dpnotes.data import prepare
+from dpnotes.experiments import plan
 from dpnotes.results import PROFILES
 
 from .settings import PAPER, _s
@@ -263,7 +264,7 @@ def configs(profile: str) -> list[dict]:
     out += [_config(profile, d, SPLIT_EPSILON, 2, seed, split=f) for seed in APPE_SEEDS[1:] for d in DATASETS
             for f in SPLIT_FRACTIONS if f != _jax_row(SPLIT_EPSILON)[2]]
     out += [_mixup_config(d, a, seed) for seed in APPE_SEEDS[1:] for d in DATASETS for a in (MIXUP_PROBE, 0.0)]
-    return out + cifar10_configs()
+    return plan.extend(PAPER, out + cifar10_configs())  # the seeds the plan adds (dpnotes.experiments.plan)
 
 
 MOVIELENS = "movielens-100k"

@@ -8,7 +8,7 @@ import math
 
 from dpnotes import validate
 from dpnotes.accounting.registry import price
-from dpnotes.experiments import backends
+from dpnotes.experiments import backends, plan
 from dpnotes.ledger import CandidateStepDpEvent, GaussianDpEvent, Ledger, PoissonSampledDpEvent
 from dpnotes.results import PROFILES
 
@@ -176,7 +176,7 @@ def configs(profile: str) -> list[dict]:
     validate.choice("profile", profile, PROFILES)
     if profile == "paper":
         runs = [c for seed in SEEDS["paper"] for ds in DATASETS for c in _paper_runs(ds, seed)]
-        return [backends.choose(c, GHOST_FROM_SEED) for c in runs] + figure4_configs()
+        return plan.extend(PAPER, [backends.choose(c, GHOST_FROM_SEED) for c in runs] + figure4_configs())
     out = []
     if profile == "smoke":
         s = setting("mnist")
