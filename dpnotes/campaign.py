@@ -1,7 +1,8 @@
 """A compute campaign: given a time budget and a number of parallel workers, pick the most
 valuable paper-profile runs not yet stored that fit, and run them (``dpnotes campaign``).
 
-Value is the order of :data:`PLAN`, the README's seeds plan: the headline and comparative
+Value is first the seeds plan's GPU queue (:mod:`dpnotes.experiments.plan`, tier 0), then the order
+of :data:`PLAN`, the README's earlier seeds plan: the headline and comparative
 claims' seeds first (DPlis Table 2/11 at the first eps column with every arm of a row under
 one seed, DPIS Table 3, its raw-pixel baselines, SA-DPSGD Tables 1 and 3, LabelDP Table 4),
 the audits next, then ablations, then every other paper-profile run in its paper's order.
@@ -123,7 +124,14 @@ def parse_budget(text: str) -> float:
 
 
 def tier(paper: str, experiment: str) -> int:
-    """The value tier of a run (1 = most valuable): the first :data:`PLAN` entry that matches it."""
+    """The value tier of a run (0 = most valuable): 0 for the experiments of the seeds plan's GPU
+    queue (:func:`dpnotes.experiments.plan.queue`: its rows too costly for the CPU), else the first
+    :data:`PLAN` entry that matches it."""
+    from dpnotes.experiments import plan
+
+    if any(row.where == "gpu" and row.claim.startswith(paper + ".") and experiment in row.experiments
+           for row in plan.current().rows):
+        return 0
     for rank, name, pattern in PLAN:
         if name == paper and fnmatch.fnmatch(experiment, pattern):
             return rank

@@ -19,7 +19,7 @@ import sys
 from dpnotes import __version__
 
 # Module names under dpnotes.cli, in the order they appear in --help.
-SUBCOMMANDS = ["run", "campaign", "scoreboard", "results", "epsilon", "noise", "data", "bench", "cost"]
+SUBCOMMANDS = ["run", "campaign", "scoreboard", "results", "epsilon", "noise", "data", "bench", "cost", "plan"]
 
 
 def build_parser() -> argparse.ArgumentParser:

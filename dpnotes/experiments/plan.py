@@ -130,6 +130,34 @@ def table(store) -> list[dict]:
     return out
 
 
+def markdown(rows: list[dict] | None = None) -> str:
+    """The committed plan as a Markdown table (the README's, without status; with ``rows`` from
+    :func:`table`, the status column too), and its totals per where."""
+    p = current()
+    data = rows if rows is not None else [
+        {"claim": r.claim, "priority": r.priority, "pilot SD": r.pilot_sd, "pooled": r.pooled,
+         "seeds at planning": r.now, "needed": r.needed, "planned": r.planned, "CPU-h": r.cpu_h,
+         "GPU-h": r.gpu_h, "where": r.where} for r in p.rows]
+    status = rows is not None
+    head = ["claim", "pilot SD", "seeds then", "needed", "planned", "CPU-h", "GPU-h", "where"] + (
+        ["status"] if status else [])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in data:
+        cells = [f"`{r['claim']}`", f"{r['pilot SD']:.3g}" + (" (pooled)" if r["pooled"] else ""),
+                 str(r["seeds at planning"]), "> " + str(N_MAX) if r["needed"] is None else str(r["needed"]),
+                 str(r["planned"]), f"{r['CPU-h']:.2f}" if r["CPU-h"] < 1e8 else "—",
+                 "—" if r["GPU-h"] is None else f"{r['GPU-h']:.2f}",
+                 {"cpu": "CPU", "gpu": "GPU queue", "none": "not decidable within budget"}[r["where"]]]
+        lines.append("| " + " | ".join(cells + ([r["status"]] if status else [])) + " |")
+    total = {w: sum(r.cpu_h if w == "cpu" else (r.gpu_h or 0) for r in p.rows if r.where == w) for w in WHERE[:2]}
+    lines.append("")
+    lines.append(f"Fixed {p.fixed}; {len(p.rows)} rows: {sum(r.where == 'cpu' for r in p.rows)} on the CPU "
+                 f"({total['cpu']:.1f} CPU-h), {sum(r.where == 'gpu' for r in p.rows)} queued for the GPU "
+                 f"({total['gpu']:.1f} GPU-h), {sum(r.where == 'none' for r in p.rows)} not decidable within "
+                 f"budget (more than {N_MAX} seeds, or over {CPU_BUDGET_H:g} CPU-h and {GPU_BUDGET_H:g} GPU-h).")
+    return "\n".join(lines)
+
+
 def _path():
     return resources.files(__package__) / "plan.toml"
 

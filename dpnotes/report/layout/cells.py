@@ -133,7 +133,9 @@ def basis(row: dict) -> str:
     """What a verdict rests on, in words: seeds, paired, fidelity (the substitute named)."""
     parts = []
     n = seeds(row)
-    if n is not None:
+    if row.get("basis") and row["basis"] not in ("—", "computed"):  # the verdict's own: "3 of 18 planned seeds"
+        parts.append(row["basis"])
+    elif n is not None:
         parts.append(f"{n} seed{'s' if n != 1 else ''}" + (", paired" if row.get("paired") else ""))
     elif row["kind"] == "exact" or (isinstance(row.get("evidence"), str) and row["evidence"].startswith("computed")):
         parts.append("computed")

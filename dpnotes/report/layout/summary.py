@@ -50,6 +50,49 @@ def answer(rows: list[dict], paper: str) -> tuple[str, str]:
     return word, sentence
 
 
+def _why_open(row: dict) -> str:
+    """Why an inconclusive claim is open, in a few words."""
+    if row.get("planned") and row.get("seeds") is not None and row["seeds"] < row["planned"]:
+        return f"{row['seeds']} of {row['planned']} planned seeds run"
+    if row.get("seeds") == 1:
+        return "one seed"
+    if row.get("interval"):
+        return "its interval overlaps the margin's edge"
+    return "the evidence does not decide it"
+
+
+def _value_phrase(row: dict) -> str:
+    if row["kind"] == "statement" or row["ours"] is None or isinstance(row["ours"], str):
+        return ""
+    unit = " %" if row["unit"] == "%" else (" points" if row["unit"] == "percentage points" else "")
+    return f"paper {paper_text(row)}{unit}, ours {ours_text(row)}{unit}"
+
+
+def answer_sentences(rows: list[dict], paper: str) -> list[str]:
+    """The answer in words, two to four sentences generated from the verdicts of the paper's central
+    claims: the answer, then what held, what did not (paper against ours) and what is open and why."""
+    spec = HEADLINES[paper]
+    by_id = {r["id"]: r for r in rows}
+    central = [(by_id[cid], label) for cid, label in spec.claims[:spec.central]]
+    word = answer_word([r["verdict"] for r, _ in central])
+    out = [f"{word[0].upper()}{word[1:]}."]
+    groups = {"reproduced": [], "not_reproduced": [], "open": []}
+    for row, label in central:
+        key = row["verdict"] if row["verdict"] in ("reproduced", "not_reproduced") else "open"
+        groups[key].append((row, label))
+    if groups["reproduced"]:
+        out.append("Reproduced: " + "; ".join(
+            label + (f" ({v})" if (v := _value_phrase(r)) else "") for r, label in groups["reproduced"]) + ".")
+    if groups["not_reproduced"]:
+        out.append("Not reproduced: " + "; ".join(
+            label + (f" ({v})" if (v := _value_phrase(r)) else "") for r, label in groups["not_reproduced"]) + ".")
+    if groups["open"]:
+        out.append("Open: " + "; ".join(
+            f"{label} ({'not run' if r['verdict'] == 'not_run' else _why_open(r)})" for r, label in groups["open"])
+            + ".")
+    return out
+
+
 RULE = ("Answer rule, from the central claims: holds if all are reproduced; holds in part if some are reproduced and "
         "some not; does not hold if none is reproduced and at least half are not; otherwise undecided.")
 
@@ -88,11 +131,18 @@ def what_held(rows: list[dict], paper: str) -> Html:
     spread = seed_spread(rows)
     if spread:
         plain.append(spread)
+    said = answer_sentences(rows, paper)
+    plain.insert(0, " ".join(said))
+    colour = COLOURS[word]
     html = (f'{STYLE}<div class="what-held dpn-held" data-paper="{paper}" data-answer="{word}">'
-            f"<p><strong>What held.</strong> {_md_bold(sentence)}</p><ul>{''.join(lines)}</ul>"
+            f'<p class="dpn-question"><strong>{escape(spec.question)}</strong></p>'
+            f'<p class="dpn-answer"><span class="dpn-mark" style="background:{colour};width:auto;padding:0 .35em">'
+            f"{escape(word)}</span> {escape(' '.join(said[1:]))}</p>"
+            f"<details><summary>The {len(spec.claims)} headline claims, one by one</summary><ul>{''.join(lines)}</ul>"
             + (f'<p class="dpn-spread">{escape(spread)}</p>' if spread else "")
+            + "</details>"
             + f'<p class="dpn-rule">{escape(RULE)} Values: the paper\'s from the claims registry, ours from '
-            "the run records; the full claim list is at the end of the chapter.</p></div>")
+            "the run records; every claim is listed at the end of the chapter.</p></div>")
     return Html(html, "\n".join(plain))
 
 

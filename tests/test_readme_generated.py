@@ -1,0 +1,26 @@
+"""The README's generated blocks are what the library prints now: the verdict rules
+(:func:`dpnotes.report.verdicts.rules_markdown`) and the seeds plan (:func:`dpnotes.experiments.plan.markdown`).
+Regenerate them after changing either (the block between the markers)."""
+
+import os
+import re
+
+import pytest
+
+from dpnotes.experiments import plan
+from dpnotes.report.verdicts import rules_markdown
+
+README = os.path.join(os.path.dirname(__file__), os.pardir, "README.md")
+
+
+def block(name: str) -> str:
+    text = open(README, encoding="utf-8").read()
+    found = re.search(rf"<!-- {name} -->\n(.*?)\n<!-- /{name} -->", text, re.S)
+    assert found, f"README has no <!-- {name} --> block"
+    return found.group(1)
+
+
+@pytest.mark.parametrize("name, make", [("rules", lambda: rules_markdown().split("\n", 2)[2]),
+                                         ("plan", plan.markdown)])
+def test_a_generated_readme_block_is_current(name, make):
+    assert block(name) == make(), f"README block {name!r} is stale: regenerate it"
