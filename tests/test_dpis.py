@@ -11,6 +11,7 @@ from dpnotes import claims
 from dpnotes.accounting.calibrate import noise_multiplier
 from dpnotes.accounting.registry import price
 from dpnotes.experiments import dpis, resolve
+from dpnotes.experiments.dpis.answers import FLAT
 from dpnotes.methods import dpsgd_decay
 from dpnotes.report import paper_table
 from dpnotes.results import PROFILES, Store
@@ -314,17 +315,21 @@ def test_section5_5_sentences_from_the_ablation_runs():
                 out.append(_record(cells[f"dpis.{table}.{d}.{v}"], a))
         return list({r["id"]: r for r in out}.values())  # a Table 2 default answers two cells
 
-    k = {"k3": 0.975, "k4": 0.978, "k5": 0.98, "k6": 0.979}
+    k = {"k3": 0.977, "k4": 0.978, "k5": 0.98, "k6": 0.979}
     m = {m.claim_id: m for m in dpis.measure(runs("table6", k))}["dpis.sec5_5.k_insensitive"]
-    assert m.kind == "statement" and m.values == (True,) and "range 0.50 points" in m.detail
-    assert "CIFAR-10" in m.rule and m.seeds == 1
+    assert m.kind == "statement" and m.values == (True,) and "k3 97.70%" in m.detail
+    assert "CIFAR-10" in m.rule and m.seeds == 1 and "paired" in m.rule
+    # an equivalence on paired seeds: each k's difference to k = 5 within +- FLAT, both one-sided comparisons
+    labels = dict(m.comparisons)
+    assert labels["mnist k3 - k5 below +0.5"] == pytest.approx((FLAT - (97.7 - 98.0),))
+    assert labels["mnist k3 - k5 above -0.5"] == pytest.approx((FLAT + (97.7 - 98.0),))
     m = {m.claim_id: m for m in dpis.measure(runs("table6", {**k, "k3": 0.96}))}["dpis.sec5_5.k_insensitive"]
     assert m.values == (False,)
     assert {m.claim_id: m for m in dpis.measure(runs("table6", dict(list(k.items())[1:])))}[
         "dpis.sec5_5.k_insensitive"].kind == "missing"
     a_e = {"a_e0": 0.97, "a_e0_6": 0.975, "a_e0_8": 0.978, "a_e1": 0.98}
     m = {m.claim_id: m for m in dpis.measure(runs("table5", a_e))}["dpis.sec5_5.a_e_0_8_favorable"]
-    assert m.values == (True,) and "0.20 points below the best" in m.detail
+    assert m.values == (True,) and all("below +0.5" in label for label, _ in m.comparisons)  # one-sided
     m = {m.claim_id: m for m in dpis.measure(runs("table5", {**a_e, "a_e0_8": 0.968}))}["dpis.sec5_5.a_e_0_8_favorable"]
     assert m.values == (False,)
     ac = runs("table4", {"eps1.dpis_ac": 0.97, "eps1.dpis_no_ac": 0.975})

@@ -100,7 +100,16 @@ def test_configs_resolve_to_valid_unique_specs(profile):
         json.dumps(c)
         assert c["paper"] == "labeldp" and c["profile"] == profile and c["method"] == "labeldp"
     stages = sorted(c["method_config"].get("stages", 1) for c in configs)
-    if profile == "paper":  # the recipe selection; Table 4: LP-1ST at 5 eps, LP-2ST at 4, on 2 data sets;
+    if profile == "paper":  # the profile's own configs (the seeds plan's additions: tests/test_plan.py)
+        from dpnotes.experiments import plan
+
+        plan._OVERRIDE.append(plan.Plan("", ()))
+        try:
+            configs = [c for c in labeldp.configs(profile) if c["dataset"] != "cifar10"]
+        finally:
+            plan._OVERRIDE.pop()
+        stages = sorted(c["method_config"].get("stages", 1) for c in configs)
+        # the recipe selection; Table 4: LP-1ST at 5 eps, LP-2ST at 4, on 2 data sets;
         # 4 more stage-1 fractions and LP-3ST at eps 1, 2 on each; 2 more seeds (x 2 data sets) of Table 4's
         # LP-1ST at eps 1-4 and inf and its LP-2ST at eps 1-4
         selection, splits, lp3, movielens, mixup = 2 * 2 * 7, 2 * 4, 2 * 2, 4 + 3, 2 * 2

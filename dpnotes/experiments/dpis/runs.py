@@ -213,7 +213,7 @@ def configs(profile: str) -> list[dict]:
                 for e in PAPER_EPSILONS[d] for m in ("dpis", "dpsgd")]
         return plan.extend(PAPER, main[:8] + raw_configs("paper") + ablation_configs(0) + main[8:]
                            + [c for seed in PAPER_SEEDS[1:] for c in raw_configs("paper", seed)]
-                           + [c for seed in PAPER_SEEDS[1:] for c in ablation_configs(seed)] + cifar10_configs())
+                           + [c for seed in PAPER_SEEDS[1:] for c in ablation_configs(seed)]) + cifar10_configs()
     if profile == "smoke":
         return [_config("smoke", "mnist", m, _s(SMOKE_EPSILON)) for m in ("dpis", "dpsgd")]
     quick = [_config("quick", d, m, _s(QUICK_EPSILON)) for d in DATASETS for m in ("dpis", "dpsgd")]

@@ -264,7 +264,7 @@ def configs(profile: str) -> list[dict]:
     out += [_config(profile, d, SPLIT_EPSILON, 2, seed, split=f) for seed in APPE_SEEDS[1:] for d in DATASETS
             for f in SPLIT_FRACTIONS if f != _jax_row(SPLIT_EPSILON)[2]]
     out += [_mixup_config(d, a, seed) for seed in APPE_SEEDS[1:] for d in DATASETS for a in (MIXUP_PROBE, 0.0)]
-    return plan.extend(PAPER, out + cifar10_configs())  # the seeds the plan adds (dpnotes.experiments.plan)
+    return plan.extend(PAPER, out) + cifar10_configs()  # the seeds the plan adds (dpnotes.experiments.plan)
 
 
 MOVIELENS = "movielens-100k"
