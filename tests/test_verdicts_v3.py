@@ -210,3 +210,26 @@ def test_the_answer_has_four_values_and_a_two_line_rule(central):
     assert (word == "holds") == (yes == len(central))
     assert (word == "holds in part") == (0 < yes < len(central) and no > 0)
     assert (word == "does not hold") == (yes == 0 and no > 0 and 2 * no >= len(central))
+
+
+# --------------------------------------------------------------------------------------
+# What a substitute explains (issue #47): a difference our substitute alone explains is not the paper's.
+
+def test_a_gap_the_substitute_explains_is_inconclusive_and_one_beyond_it_is_not_reproduced():
+    c = Claim(id="labeldp.t.cell", source="s", kind="training", value="90.0", tolerance=1.0)
+    what = "our model's non-private gap"
+    # 4 points low, and our model is 4 points low without privacy on the same seeds: explained
+    m = measurement.training("labeldp.t.cell", [86.1, 85.9, 86.0], ["a", "b", "c"],
+                             explained=(what, [-4.0, -4.1, -3.9]))
+    ev = verdicts.judge(c, m)
+    assert ev.verdict == "inconclusive" and "explained by the substitute" in ev.detail
+    # 4 points low while the substitute explains 1: a real difference, not reproduced, the share named
+    m = measurement.training("labeldp.t.cell", [86.1, 85.9, 86.0], ["a", "b", "c"],
+                             explained=(what, [-1.0, -1.1, -0.9]))
+    ev = verdicts.judge(c, m)
+    assert ev.verdict == "not_reproduced" and "beyond what the substitute explains" in ev.detail
+    # a cell that reproduces is not touched, and the shifts must align with the values
+    ok = measurement.training("labeldp.t.cell", [90.1, 89.9, 90.0], ["a", "b", "c"], explained=(what, [0, 0, 0]))
+    assert verdicts.judge(c, ok).verdict == "reproduced"
+    with pytest.raises(ValueError, match="explained"):
+        measurement.training("labeldp.t.cell", [90.1, 89.9], ["a", "b"], explained=(what, [0.0]))

@@ -69,6 +69,7 @@ class Measurement:
     comparisons: tuple = ()  # statement: ((label, (paired difference per seed, ...)), ...)
     quantifier: str = "every"  # comparisons: "every" one must hold, or "some" one (see the docstring)
     censored: tuple = ()  # training: per value, the bound a None value is known to exceed (else None)
+    explained: tuple = ()  # training: (what, per value the shift a named substitute alone explains) or ()
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -95,6 +96,11 @@ class Measurement:
                 (b is None) != (v is not None) or (b is not None and not math.isfinite(b))
                 for v, b in zip(self.values, self.censored))):
             raise ValueError(f"{self.claim_id}: censored holds a finite bound exactly where a training value is None")
+        if self.explained and (self.kind != "training" or len(self.explained) != 2
+                               or len(self.explained[1]) != len(self.values)
+                               or any(not isinstance(e, (int, float)) or not math.isfinite(e)
+                                      for e in self.explained[1])):
+            raise ValueError(f"{self.claim_id}: explained is (what, one finite shift per training value)")
         if self.kind == "missing" and self.values:
             raise ValueError(f"{self.claim_id}: a missing measurement holds no value")
 
@@ -105,12 +111,15 @@ def exact(claim_id: str, value: float, basis: str = "computed") -> Measurement:
 
 
 def training(claim_id: str, values, record_ids, detail: str | None = None, substitute: str | None = None,
-             censored=()) -> Measurement:
+             censored=(), explained=()) -> Measurement:
     """One value per run record (``None``: the run never produced it; ``detail`` says why;
     ``censored``: per value, the bound a None value is known to exceed, e.g. the eps a run ended at
-    without reaching an accuracy level)."""
+    without reaching an accuracy level; ``explained``: ``(what, shifts)``, per value the part of its
+    difference to the paper that a named substitute alone explains, measured on the same seed, e.g.
+    our model's non-private gap to the paper's)."""
+    explained = (explained[0], tuple(float(e) for e in explained[1])) if explained else ()
     return Measurement(claim_id, "training", tuple(values), tuple(record_ids), detail, substitute=substitute,
-                       censored=tuple(censored))
+                       censored=tuple(censored), explained=explained)
 
 
 def statistic(claim_id: str, value: float, record_ids, detail: str) -> Measurement:

@@ -32,17 +32,26 @@ from .settings import CHECK_SEED, EPSILONS, LP_TOL, LPMST_K, LPMST_MAPS, PRIORS_
 def _table4(records: list[dict]) -> list[Measurement]:
     """Table 4's LP cells from paper-profile records (the small CNN: an announced substitution);
     without them, a cell with a quick run says what it gave (never compared)."""
+    from dpnotes import claims
     from dpnotes.experiments import current
 
     paper, quick = current(records, configs("paper")), current(records, configs("quick"))
+    # What the small CNN alone explains, seed by seed: its non-private (LP-1ST, eps = inf) accuracy minus
+    # the paper's Inception net's (Table 4's eps = inf column), on the same seed.
+    gap = {short: {Record.of(r).seed: Record.of(r).accuracy() - claims.value(f"labeldp.table4.{short}.lp_1st.value5")
+                   for r in paper.get(f"table4.{short}.lp_1st.epsinf", [])} for short in ("mnist", "fmnist")}
     out = []
     for claim_id, experiment, eps in table4_cells():
         note = (f"label-DP eps {_eps_name(eps)} (the column's header is inferred); small CNN ({MODEL}) "
                 f"in place of the paper's Inception net")
         if paper.get(experiment):
             rs = paper[experiment]
+            short = claim_id.split(".")[2]
+            seeds = [Record.of(r).seed for r in rs]
+            explained = (("our small CNN's non-private gap to the paper's network (LP-1ST at eps = inf, same seed)",
+                          [gap[short][s] for s in seeds]) if all(s in gap[short] for s in seeds) else ())
             out.append(measurement.training(claim_id, [Record.of(r).accuracy() for r in rs],
-                                            [Record.of(r).id for r in rs], note))
+                                            [Record.of(r).id for r in rs], note, explained=explained))
         elif quick.get(experiment):
             acc = np.mean([Record.of(r).accuracy() for r in quick[experiment]])
             out.append(measurement.missing(
