@@ -43,7 +43,12 @@ PROFILES = ("smoke", "quick", "paper")
 
 
 def default_root() -> Path:
-    return Path(os.environ.get("DPNOTES_RESULTS", "results"))
+    """``$DPNOTES_RESULTS``, else ``./results``; ``ValueError`` if the variable is set but empty
+    (``Path("")`` would make the current directory the store, silently)."""
+    value = os.environ.get("DPNOTES_RESULTS")
+    if value is not None and not value.strip():
+        raise ValueError("DPNOTES_RESULTS is set but empty: unset it (the store is then ./results) or name a folder")
+    return Path(value or "results")
 
 
 def atomic_write_text(path: Path, text: str) -> None:
