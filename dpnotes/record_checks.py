@@ -3,7 +3,9 @@ was stored.
 
 A record file ``<root>/<paper>/<profile>/<name>.json`` is *verified* when
 
-1. it is a complete JSON record (a truncated or unreadable file is named, never a traceback);
+1. it is a complete JSON record (a truncated or unreadable file is named, never a traceback)
+   whose fields are of the types and ranges its readers need (:mod:`dpnotes.record_fields`: a
+   NaN, a string or 1e308 as an accuracy, ``final: null``, ``provenance: null`` are named);
 2. its ``id`` is the hash of its spec (:attr:`dpnotes.spec.RunSpec.id`): an edited spec no
    longer matches;
 3. its file name is its id and its folders are its spec's paper and profile: a record copied
@@ -27,7 +29,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dpnotes import call_memo
+from dpnotes import call_memo, record_fields
 from dpnotes.record import Record
 from dpnotes.spec import RunSpec
 
@@ -130,6 +132,9 @@ def _problem(path: Path, data: bytes, line: str, seal_read: str | Exception | No
         record = _parse(path, data)
     except ValueError as exc:
         return None, str(exc).removeprefix(f"{path}: "), False
+    invalid = record_fields.problem(record)
+    if invalid is not None:
+        return None, f"a field is not valid: {invalid}", seal_read is not None
     try:
         spec = RunSpec.from_dict(record["spec"])
         spec_id = spec.id

@@ -24,7 +24,7 @@ import os
 from pathlib import Path
 from typing import Iterator
 
-from dpnotes import jsonio, validate
+from dpnotes import jsonio, record_fields, validate
 from dpnotes.atomic import atomic_write
 from dpnotes.record_checks import (  # noqa: F401  (API)
     RECORD_FIELDS,
@@ -87,6 +87,9 @@ class Store:
         missing = [f for f in RECORD_FIELDS if f not in record]
         if missing:
             raise ValueError(f"run record is missing fields {missing}")
+        invalid = record_fields.problem(record)
+        if invalid is not None:
+            raise ValueError(f"run record {record.get('id')}: a field is not valid: {invalid}")
         spec = RunSpec.from_dict(record["spec"])
         if record["id"] != spec.id:
             raise ValueError(f"run record id {record['id']} does not match its spec ({spec.id})")

@@ -25,7 +25,7 @@ LAYERS = (
     # record: the typed view of a run record; call_memo: one command's memo (dpnotes scoreboard);
     # calc_cache: the scoreboard's on-disk memo of pure values, keyed by cache_keys' code version;
     # phases: the training loop's phase timers
-    ("validate", "atomic", "jsonio", "record", "call_memo", "cache_keys", "calc_cache", "phases"),
+    ("validate", "atomic", "jsonio", "record", "record_fields", "call_memo", "cache_keys", "calc_cache", "phases"),
     ("claims", "ledger"),
     ("accounting", "mechanisms"),
     ("data", "models"),
