@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from test_engine_v2 import _clean, toy  # noqa: F401  (a tiny real DP-SGD experiments module)
 
 from dpnotes.cli import main
 from dpnotes.record_checks import seal_path
@@ -86,3 +87,100 @@ def test_a_record_with_a_bad_field_is_not_stored(tmp_path):
     with pytest.raises(ValueError, match="a field is not valid: final.test_acc is 68.2, not a fraction in"):
         Store(tmp_path).put(record)
     assert not any(tmp_path.iterdir())
+
+
+# ---------------------------------------------------------------- checkpoints carry a digest and are checked
+
+def _toy(checkpoint, epochs=2):
+    from toy_runs import run
+
+    from dpnotes.train import TrainConfig
+
+    return run(TrainConfig(epochs=epochs, batch_size=20, noise_multiplier=1.0, accountants=("rdp",)),
+               checkpoint=checkpoint)[0]
+
+
+def _flip_a_weight_byte(path: Path) -> None:
+    """Flip one byte inside the stored bytes of the model's largest tensor: torch still loads the file."""
+    import torch
+
+    state = torch.load(path, weights_only=True)
+    tensor = max(state["model"].values(), key=lambda t: t.numel())
+    data = bytearray(path.read_bytes())
+    at = data.find(tensor.numpy().tobytes())
+    assert at > 0
+    data[at + tensor.numel() * tensor.element_size() // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+    assert torch.load(path, weights_only=True)["model"].keys() == state["model"].keys()  # loads silently
+
+
+def test_a_flipped_byte_in_a_checkpoint_is_refused_not_resumed(tmp_path):
+    path = tmp_path / "run.pt"
+    _toy(path, epochs=1)
+    _flip_a_weight_byte(path)
+    with pytest.raises(ValueError, match=f"checkpoint {path} is refused \\(corrupted: its content does not match"):
+        _toy(path)
+
+
+def test_a_flipped_byte_in_a_checkpoint_stores_no_record(tmp_path, toy, monkeypatch):  # noqa: F811
+    from dpnotes import runner
+    from dpnotes.results import Store
+
+    _clean(monkeypatch, dirty=False)
+    store = Store(tmp_path)
+    toy.die_at_epoch = 2
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_paper("gdp", "paper", store=store, progress=False)
+    toy.die_at_epoch = None
+    (checkpoint,) = (tmp_path / ".checkpoints").glob("*.pt")
+    _flip_a_weight_byte(checkpoint)
+    with pytest.raises(ValueError, match="corrupted"):
+        runner.run_paper("gdp", "paper", store=store, progress=False)
+    assert not list(store.records()) and not list(tmp_path.glob("gdp/paper/*.json"))
+
+
+@pytest.mark.parametrize("key, value, reason", [("model", "weights", "model is a str, not a dict"),
+                                                ("plugins", 3, "plugins is a int, not a list"),
+                                                ("step", "7", "step is a str, not a int"),
+                                                ("noise_gen", [1, 2], "noise_gen is not a generator state \\(a uint8 tensor\\)")])
+def test_a_checkpoint_of_the_wrong_structure_is_named(tmp_path, key, value, reason):
+    import torch
+
+    from dpnotes import digest_file
+
+    path = tmp_path / "run.pt"
+    _toy(path, epochs=1)
+    state = torch.load(path, weights_only=True)
+    state[key] = value
+    digest_file.write(path, digest_file.torch_bytes(state))  # a matching digest: only the structure is wrong
+    with pytest.raises(ValueError, match=f"checkpoint {path} is not a dpnotes checkpoint \\({reason}\\)"):
+        _toy(path)
+
+
+def test_a_checkpoint_that_does_not_fit_the_model_is_named(tmp_path):
+    import torch
+
+    from dpnotes import digest_file
+
+    path = tmp_path / "run.pt"
+    _toy(path)  # the same config: the checkpoint of its last epoch
+    state = torch.load(path, weights_only=True)
+    name = next(iter(state["model"]))
+    state["model"][name] = torch.zeros(3, 1)
+    digest_file.write(path, digest_file.torch_bytes(state))
+    with pytest.raises(ValueError, match=f"checkpoint {path} does not fit this run \\(RuntimeError: "):
+        _toy(path)
+
+
+def test_a_checkpoint_without_a_digest_is_refused_unless_accepted(tmp_path, monkeypatch, capsys):
+    import torch
+
+    path = tmp_path / "run.pt"
+    whole = _toy(path)  # the checkpoint of its last epoch: resuming from it gives the same record
+    torch.save(torch.load(path, weights_only=True), path)  # as dpnotes wrote checkpoints before digests
+    with pytest.raises(ValueError, match="written before checkpoints carried a content digest"):
+        _toy(path)
+    monkeypatch.setenv("DPNOTES_UNDIGESTED_CHECKPOINTS", "accept")
+    resumed = _toy(path)
+    assert "read anyway" in capsys.readouterr().err
+    assert [e["train_loss"] for e in resumed["epochs"]] == [e["train_loss"] for e in whole["epochs"]]

@@ -20,7 +20,7 @@ import pytest
 import torch
 from test_results import fake  # noqa: F401  (the fixture: a fake experiments module)
 
-from dpnotes import runner
+from dpnotes import digest_file, runner
 from dpnotes.cli import main
 from dpnotes.results import Store
 
@@ -202,7 +202,7 @@ def test_checkpoint_with_non_finite_parameters_is_refused(tmp_path):
     state = torch.load(path, weights_only=True)
     name = next(iter(state["model"]))
     state["model"][name].view(-1)[0] = float("nan")
-    torch.save(state, path)
+    digest_file.write(path, digest_file.torch_bytes(state))  # re-sealed, as whoever edits it can
     with pytest.raises(ValueError, match=f"checkpoint {path} holds non-finite model parameters \\({name}\\)"):
         _toy(path)
 
@@ -222,7 +222,7 @@ def test_checkpoint_carrying_a_pickled_object_is_refused_and_runs_nothing(tmp_pa
     _toy(path, epochs=1)
     state = torch.load(path, weights_only=True)
     state["plugins"] = [{"x": Payload(marker)}]
-    torch.save(state, path)
+    digest_file.write(path, digest_file.torch_bytes(state))  # re-sealed, as whoever edits it can
     with pytest.raises(ValueError, match=f"checkpoint {path} holds pickled objects .* refused") as info:
         _toy(path)
     assert type(info.value).__name__ == "UnsafeCheckpoint"
