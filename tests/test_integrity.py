@@ -183,3 +183,57 @@ def test_a_checkpoint_without_a_digest_is_refused_unless_accepted(tmp_path, monk
     resumed = _toy(path)
     assert "read anyway" in capsys.readouterr().err
     assert [e["train_loss"] for e in resumed["epochs"]] == [e["train_loss"] for e in whole["epochs"]]
+
+
+# ---------------------------------------------------------------- derived data caches carry a digest
+
+def _imdb(tmp_path, form):
+    from datafiles import make_imdb_jsonl, make_imdb_tarball
+
+    from dpnotes.data.registry import dataset
+
+    spec = make_imdb_jsonl(tmp_path / "m") if form == "jsonl" else make_imdb_tarball(tmp_path / "web")
+    return dict(mirror=tmp_path / "m", cache_dir=tmp_path / "c", registry={"imdb": dataset("imdb", "", spec)})
+
+
+def _damage(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    else:  # one bit flipped inside the content
+        flipped = bytearray(data)
+        flipped[len(data) // 3] ^= 0x01
+        path.write_bytes(bytes(flipped))
+
+
+@pytest.mark.parametrize("how", ["truncated", "bit-flipped"])
+def test_a_damaged_imdb_sequences_cache_is_named_and_rebuilt(tmp_path, capsys, how):
+    import torch
+
+    from dpnotes.data.imdb import imdb_sequences
+
+    kw = _imdb(tmp_path, "jsonl")
+    fresh = imdb_sequences(num_words=7, maxlen=6, **kw)
+    (cache,) = (tmp_path / "c" / "imdb" / "derived").glob("sequences-*.pt")
+    _damage(cache, how)
+    capsys.readouterr()
+    again = imdb_sequences(num_words=7, maxlen=6, **kw)
+    assert all(torch.equal(a, b) for a, b in zip(again, fresh))
+    err = capsys.readouterr().err
+    assert f"IMDb sequences cache {cache}" in err and "rebuilding it" in err and "Traceback" not in err, err
+    assert imdb_sequences(num_words=7, maxlen=6, **kw) and capsys.readouterr().err == ""  # rebuilt: intact
+
+
+@pytest.mark.parametrize("how", ["truncated", "bit-flipped"])
+def test_a_damaged_imdb_reviews_cache_is_named_and_rebuilt(tmp_path, capsys, how):
+    from dpnotes.data.imdb import load_imdb
+
+    kw = _imdb(tmp_path, "tarball")
+    texts, labels = load_imdb("train", **kw)
+    (cache,) = (tmp_path / "c" / "imdb" / "derived").glob("aclImdb-reviews-*.jsonl")
+    _damage(cache, how)
+    capsys.readouterr()
+    again, again_labels = load_imdb("train", **kw)
+    assert again == texts and again_labels.tolist() == labels.tolist()
+    err = capsys.readouterr().err
+    assert f"IMDb reviews cache {cache}" in err and "rebuilding it" in err, err
