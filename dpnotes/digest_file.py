@@ -16,8 +16,9 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import tempfile
 from pathlib import Path
+
+from dpnotes.atomic import atomic_write
 
 MAGIC = b"\n#dpnotes-sha256:"
 TRAILER_LEN = len(MAGIC) + 64 + 1
@@ -47,21 +48,11 @@ def split(data: bytes, what: str) -> bytes:
 
 
 def write(path: str | os.PathLike, content: bytes) -> None:
-    """Write ``content`` and its trailer to ``path`` atomically (temporary file in the same
-    folder, fsync, rename): a process killed while writing leaves the previous file intact."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(content)
-            out.write(trailer(content))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """Write ``content`` and its trailer to ``path`` atomically (:func:`dpnotes.atomic.atomic_write`):
+    a process killed while writing leaves the previous file intact."""
+    with atomic_write(Path(path)) as out:
+        out.write(content)
+        out.write(trailer(content))
 
 
 def torch_bytes(obj) -> bytes:

@@ -6,12 +6,14 @@ bad record is excluded by name, never a crash.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 from test_engine_v2 import _clean, toy  # noqa: F401  (a tiny real DP-SGD experiments module)
+from test_results import fake  # noqa: F401  (the fixture: a fake experiments module)
 
 from dpnotes.cli import main
 from dpnotes.record_checks import seal_path
@@ -141,7 +143,8 @@ def test_a_flipped_byte_in_a_checkpoint_stores_no_record(tmp_path, toy, monkeypa
 
 @pytest.mark.parametrize("key, value, reason", [
     ("model", "weights", "model is a str, not a dict"), ("plugins", 3, "plugins is a int, not a list"),
-    ("step", "7", "step is a str, not a int"), ("noise_gen", [1, 2], "noise_gen is not a generator state \\(a uint8")])
+    ("step", "7", "step is a str, not a int"),
+    ("noise_gen", [1, 2], "noise_gen is not a generator state \\(a uint8 tensor\\)")])
 def test_a_checkpoint_of_the_wrong_structure_is_named(tmp_path, key, value, reason):
     import torch
 
@@ -237,3 +240,141 @@ def test_a_damaged_imdb_reviews_cache_is_named_and_rebuilt(tmp_path, capsys, how
     assert again == texts and again_labels.tolist() == labels.tolist()
     err = capsys.readouterr().err
     assert f"IMDb reviews cache {cache}" in err and "rebuilding it" in err, err
+
+
+# ---------------------------------------------------------------- integrity not resting on a file beside it
+
+def _fake_store(tmp_path, fake):  # noqa: F811
+    from dpnotes import runner
+    from dpnotes.results import Store
+
+    store = Store(tmp_path / "store")
+    a, b = runner.run_paper("gdp", "smoke", store=store, progress=False)
+    return store, store.root / "gdp" / "smoke", a["id"], b["id"]
+
+
+def _rewrite(path: Path, change) -> None:
+    record = json.loads(path.read_text())
+    change(record)
+    path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
+def _verify(root, capsys) -> tuple[int, str]:
+    capsys.readouterr()
+    code = main(["results", "verify", "--results", str(root)])
+    return code, capsys.readouterr().out
+
+
+def test_dpnotes_run_lists_each_record_in_its_folders_manifest(tmp_path, fake, capsys):  # noqa: F811
+    from dpnotes import record_manifest
+
+    store, folder, a, b = _fake_store(tmp_path, fake)
+    listed = record_manifest.read(folder)
+    assert sorted(listed) == sorted([f"{a}.json", f"{b}.json"])
+    assert all(listed[n] == hashlib.sha256((folder / n).read_bytes()).hexdigest() for n in listed)
+    assert _verify(store.root, capsys)[0] == 0
+
+
+@pytest.mark.parametrize("seal", ["deleted", "recomputed"])
+def test_an_edited_record_whose_seal_was_deleted_or_recomputed_is_refused_by_name(tmp_path, fake, capsys, seal):
+    store, folder, a, b = _fake_store(tmp_path, fake)
+    path = folder / f"{a}.json"
+    _rewrite(path, lambda r: r["final"].update(loss=0.01))
+    if seal == "deleted":
+        seal_path(path).unlink()
+    else:  # `sha256sum x.json > x.sha256`, as an editor who knows about seals would
+        seal_path(path).write_text(f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}\n")
+    assert [r["id"] for r in store.records()] == [b]
+    code, out = _verify(store.root, capsys)
+    assert code == 2 and f"EXCLUDED gdp/smoke/{a}.json: its content differs from the sha256 its folder's " \
+                         "MANIFEST.sha256sum lists: edited after it was stored" in out, out
+    assert main(["results", "seal", "--results", str(store.root)]) == 0
+    assert "1 record(s) whose content differs from their listed sha256 or seal refused" in capsys.readouterr().out
+    assert (seal == "deleted") != seal_path(path).exists()  # not sealed over
+    assert [r["id"] for r in store.records()] == [b]
+
+
+def test_seal_takes_a_changed_record_only_when_told_why_and_logs_it(tmp_path, fake, capsys):  # noqa: F811
+    store, folder, a, b = _fake_store(tmp_path, fake)
+    path = folder / f"{a}.json"
+    old = hashlib.sha256(path.read_bytes()).hexdigest()
+    _rewrite(path, lambda r: r["provenance"].update(note="moved from another store"))
+    seal_path(path).unlink()
+    assert main(["results", "seal", "--results", str(store.root), "--accept-changed", " "]) == 2
+    assert main(["results", "seal", "--results", str(store.root), "--accept-changed", "provenance note added"]) == 0
+    assert "1 changed record(s) accepted and logged in MANIFEST.log" in capsys.readouterr().out
+    log = (folder / "MANIFEST.log").read_text().split("\t")
+    assert log[1:] == [path.name, old, hashlib.sha256(path.read_bytes()).hexdigest(), "provenance note added\n"]
+    assert sorted(r["id"] for r in store.records()) == sorted([a, b]) and _verify(store.root, capsys)[0] == 0
+
+
+def test_a_record_not_in_the_manifest_is_refused_and_results_manifest_lists_it(tmp_path, fake, capsys):  # noqa: F811
+    from dpnotes import record_manifest
+
+    store, folder, a, b = _fake_store(tmp_path, fake)
+    entries = record_manifest.read(folder)
+    del entries[f"{a}.json"]  # as a record committed on another branch, before the merge brought its line
+    record_manifest.write(folder, entries)
+    assert [r["id"] for r in store.records()] == [b]
+    code, out = _verify(store.root, capsys)
+    assert code == 2 and f"EXCLUDED gdp/smoke/{a}.json: it is not listed in its folder's MANIFEST.sha256sum" in out
+    assert main(["results", "manifest", "--results", str(store.root)]) == 0
+    assert "1 record(s) added" in capsys.readouterr().out
+    assert _verify(store.root, capsys)[0] == 0
+
+
+def test_a_record_listed_twice_with_different_digests_is_refused(tmp_path, fake, capsys):  # noqa: F811
+    store, folder, a, b = _fake_store(tmp_path, fake)
+    with open(folder / "MANIFEST.sha256sum", "a") as out:  # a union merge of two edits of one record
+        out.write(f"{'0' * 64}  {a}.json\n")
+    code, out = _verify(store.root, capsys)
+    assert code == 2 and "MANIFEST.sha256sum lists it twice with different sha256" in out
+    assert main(["results", "manifest", "--results", str(store.root)]) == 0
+    assert _verify(store.root, capsys)[0] == 2  # still refused: only --accept-changed resolves it
+    assert main(["results", "manifest", "--results", str(store.root), "--accept-changed", "merge of main"]) == 0
+    assert _verify(store.root, capsys)[0] == 0
+
+
+def test_a_listed_record_that_is_gone_is_named_and_dropped_by_results_manifest(tmp_path, fake, capsys):  # noqa: F811
+    store, folder, a, b = _fake_store(tmp_path, fake)
+    (folder / f"{a}.json").rename(tmp_path / "moved-away.json")
+    code, out = _verify(store.root, capsys)
+    assert code == 2 and f"MISSING gdp/smoke/{a}.json: listed in MANIFEST.sha256sum" in out
+    assert main(["results", "manifest", "--results", str(store.root)]) == 0
+    assert "1 line(s) of files that are gone dropped" in capsys.readouterr().out
+    assert _verify(store.root, capsys)[0] == 0  # the seal left behind is no record
+
+
+def test_a_store_without_manifests_is_flagged_and_results_manifest_writes_them(tmp_path, fake, capsys):  # noqa: F811
+    from dpnotes import runner
+    from dpnotes.results import Store
+
+    store, folder, a, b = _fake_store(tmp_path, fake)
+    (folder / "MANIFEST.sha256sum").unlink()  # a store written before manifests
+    code, out = _verify(store.root, capsys)
+    assert code == 2 and f"UNLISTED gdp/smoke/{a}.json: its folder has no MANIFEST.sha256sum" in out
+    assert sorted(r["id"] for r in store.records()) == sorted([a, b])  # used, flagged (as unsealed ones are)
+    (folder / f"{b}.json").unlink()
+    seal_path(folder / f"{b}.json").unlink()
+    runner.run_paper("gdp", "smoke", store=Store(store.root), progress=False)  # b again: one record is no manifest
+    assert not (folder / "MANIFEST.sha256sum").exists()
+    assert main(["results", "manifest", "--results", str(store.root)]) == 0
+    assert _verify(store.root, capsys)[0] == 0
+
+
+def test_the_committed_manifests_list_exactly_the_committed_records():
+    """Every committed results folder has a manifest listing each of its records with its sha256
+    (regenerate with `dpnotes results manifest`, then commit it with the records)."""
+    from dpnotes import record_manifest
+
+    folders = sorted({p.parent for p in (REPO / "results").glob("*/*/*.json") if p.parent.name != "smoke"})
+    assert len(folders) >= 10
+    for folder in folders:
+        listed = record_manifest.read(folder)
+        assert listed is not None, f"{folder} has no {record_manifest.NAME}: run `dpnotes results manifest`"
+        actual = {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.glob("*.json")}
+        assert listed == actual, (f"{folder}/{record_manifest.NAME} does not list its records as they are: "
+                                  f"unlisted {sorted(set(actual) - set(listed))[:5]}, gone "
+                                  f"{sorted(set(listed) - set(actual))[:5]}, differing "
+                                  f"{sorted(n for n in set(listed) & set(actual) if listed[n] != actual[n])[:5]}; "
+                                  "`dpnotes results manifest` adds records that pass every check")

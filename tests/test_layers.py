@@ -33,7 +33,7 @@ LAYERS = (
     ("data", "models"),
     ("train",),
     ("methods",),
-    ("results", "spec", "provenance", "record_checks", "reprice_cache"),
+    ("results", "spec", "provenance", "record_checks", "record_manifest", "reprice_cache"),
     ("experiments",),
     ("executors",),
     ("runner", "campaign"),  # campaign: picks and runs paper-profile runs through the runner

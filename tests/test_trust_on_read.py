@@ -36,14 +36,21 @@ def _store_of_two(tmp_path, fake) -> tuple[Store, list[dict]]:  # noqa: F811
 
 def _edit(path: Path, change, reseal: bool = False) -> None:
     """Rewrite the record at ``path`` with ``change(record)`` applied (and, with ``reseal``,
-    its seal recomputed, as an editor who knows about seals would)."""
+    its seal and its manifest line recomputed, as an editor who knows about both would: the
+    checks behind them must still catch the edit)."""
     record = json.loads(path.read_text())
     change(record)
     path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     if reseal:
+        import hashlib
+
+        from dpnotes import record_manifest
         from dpnotes.record_checks import seal_path, seal_text
 
         seal_path(path).write_text(seal_text(path, path.read_bytes()))
+        entries = record_manifest.read(path.parent)
+        entries[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        record_manifest.write(path.parent, entries)
 
 
 def _excluded(store: Store) -> dict[str, str]:
@@ -112,6 +119,7 @@ def test_scoreboard_and_verify_name_excluded_records(tmp_path, capsys):
     (root / "gdp" / "quick").mkdir(parents=True)
     for suffix in (".json", ".sha256"):
         shutil.copy(REPO / "results" / f"{CHEAP}{suffix}", root / f"{CHEAP}{suffix}")
+    assert main(["results", "manifest", "--results", str(root)]) == 0  # copied without its folder's manifest
     assert main(["results", "verify", "--results", str(root)]) == 0
     _edit(root / f"{CHEAP}.json", lambda r: r["final"].update(test_acc=0.10))
     capsys.readouterr()
