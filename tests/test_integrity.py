@@ -378,3 +378,51 @@ def test_the_committed_manifests_list_exactly_the_committed_records():
                                   f"{sorted(set(listed) - set(actual))[:5]}, differing "
                                   f"{sorted(n for n in set(listed) & set(actual) if listed[n] != actual[n])[:5]}; "
                                   "`dpnotes results manifest` adds records that pass every check")
+
+
+# ---------------------------------------------------------------- re-running a stored spec: the record's thread count
+
+def _reference(tmp_path, fake, monkeypatch, threads: int):  # noqa: F811
+    """A reference store (as the committed one) whose records were made on ``threads`` threads."""
+    import torch
+
+    from dpnotes import runner
+    from dpnotes.results import Store
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        runner.run_paper("gdp", "smoke", store=Store(tmp_path / "committed"), progress=False)
+    finally:
+        torch.set_num_threads(before)
+    monkeypatch.setenv("DPNOTES_REFERENCE_RESULTS", str(tmp_path / "committed"))
+
+
+def _threads_of(store_root: Path) -> set[str]:
+    from dpnotes.results import Store
+
+    return {s["device"].rsplit(", ", 1)[1] for r in Store(store_root).records() for s in r["provenance"]["segments"]}
+
+
+def test_rerunning_a_stored_spec_uses_its_records_thread_count(tmp_path, fake, monkeypatch, capsys):  # noqa: F811
+    import torch
+
+    _reference(tmp_path, fake, monkeypatch, threads=3)
+    torch_threads = torch.get_num_threads()
+    capsys.readouterr()
+    assert main(["run", "gdp", "--profile", "smoke", "--device", "cpu", "--no-progress",
+                 "--results", str(tmp_path / "again")]) == 0
+    assert _threads_of(tmp_path / "again") == {"3 threads"}
+    err = capsys.readouterr().err
+    assert "3 torch thread(s), as its stored record" in err and "bit for bit also needs the same CPU kernels" in err
+    assert torch.get_num_threads() == torch_threads  # restored after each run
+
+
+def test_rerunning_a_stored_spec_on_other_threads_says_what_that_changes(tmp_path, fake, monkeypatch, capsys):  # noqa: F811
+    _reference(tmp_path, fake, monkeypatch, threads=3)
+    capsys.readouterr()
+    assert main(["run", "gdp", "--profile", "smoke", "--device", "cpu", "--no-progress", "--threads", "2",
+                 "--results", str(tmp_path / "again")]) == 0
+    assert _threads_of(tmp_path / "again") == {"2 threads"}
+    err = capsys.readouterr().err
+    assert "ran on 3 torch thread(s), this run on 2: float rounding differs" in err and "--threads 3 reproduces" in err
