@@ -9,7 +9,9 @@ matches.
 A run is made of one or more *segments* (a run killed and resumed has two): each segment
 records the commit it ran at, whether the tree had uncommitted changes, when it started,
 its wall time, its device (with the torch thread count on a CPU), the CPU model (``cpu``;
-records made before it was recorded lack it) and the library versions. Records of the ``paper`` profile may
+records made before it was recorded lack it), its vector instruction sets (``isa``: the kernels
+torch dispatches to and the CPU's vector flags, :func:`cpu_isa`; from 2026-11-28) and the
+library versions. Records of the ``paper`` profile may
 only be written from a clean tree (:func:`check_clean_for`); results files do not count as
 changes (they are data, not code).
 """
@@ -139,6 +141,33 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
+# The CPU flags that select vectorised kernels (x86-64 and ARM), widest last.
+ISA_FLAGS = ("sse4_2", "avx", "fma", "avx2", "avx512f", "avx512bw", "avx512_vnni", "avx512_bf16", "amx_tile",
+             "asimd", "sve", "sve2")
+
+
+def cpu_isa() -> str:
+    """The vector instruction sets behind a CPU run's float rounding: the kernel set torch
+    dispatches to (``torch.backends.cpu.get_cpu_capability()``: ``AVX512``, ``AVX2``, ...) and
+    the CPU's flags among :data:`ISA_FLAGS`, e.g. ``"torch AVX512; avx2 avx512f fma"``."""
+    flags: set[str] = set()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.lower().startswith(("flags", "features")) and ":" in line:
+                    flags = set(line.split(":", 1)[1].split())
+                    break
+    except OSError:
+        pass
+    try:
+        import torch
+
+        kernels = torch.backends.cpu.get_cpu_capability()
+    except (ImportError, AttributeError, RuntimeError):
+        kernels = "unknown"
+    return f"torch {kernels}; " + (" ".join(f for f in ISA_FLAGS if f in flags) or "no vector flags known")
+
+
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
@@ -147,4 +176,4 @@ def segment(state: dict, device: str, started: str, wall_s: float) -> dict:
     """One segment of a run (see the module docstring)."""
     return {"commit": state["commit"], "dirty": state["dirty"], "started": started,
             "wall_s": round(wall_s, 3), "device": device_name(device), "cpu": cpu_model(),
-            "versions": library_versions()}
+            "isa": cpu_isa(), "versions": library_versions()}

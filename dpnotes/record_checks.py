@@ -3,7 +3,9 @@ was stored.
 
 A record file ``<root>/<paper>/<profile>/<name>.json`` is *verified* when
 
-1. it is a complete JSON record (a truncated or unreadable file is named, never a traceback);
+1. it is a complete JSON record (a truncated or unreadable file is named, never a traceback)
+   whose fields are of the types and ranges its readers need (:mod:`dpnotes.record_fields`: a
+   NaN, a string or 1e308 as an accuracy, ``final: null``, ``provenance: null`` are named);
 2. its ``id`` is the hash of its spec (:attr:`dpnotes.spec.RunSpec.id`): an edited spec no
    longer matches;
 3. its file name is its id and its folders are its spec's paper and profile: a record copied
@@ -12,7 +14,10 @@ A record file ``<root>/<paper>/<profile>/<name>.json`` is *verified* when
 4. its content matches its seal, ``<name>.sha256`` beside it (``sha256sum`` format, written by
    :meth:`dpnotes.results.Store.put`): an edited metric no longer matches. A record without a
    seal (written before seals existed) is used but flagged ``unsealed``;
-   ``dpnotes results seal`` seals the ones that pass every other check;
+   ``dpnotes results seal`` seals the ones that pass every other check; and its content matches
+   the sha256 its folder's committed manifest lists (:mod:`dpnotes.record_manifest`): a record
+   not listed there, or edited (even with its seal deleted or rewritten), is refused by name. A
+   record of a folder without a manifest is used but flagged ``unlisted``;
 5. its ledger reprices to every stored eps (:func:`check_epsilon`): an edited eps no longer
    matches. Repricing is cached by content (:mod:`dpnotes.reprice_cache`).
 
@@ -27,7 +32,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dpnotes import call_memo
+from dpnotes import call_memo, record_fields, record_manifest
 from dpnotes.record import Record
 from dpnotes.spec import RunSpec
 
@@ -99,16 +104,36 @@ def _parse(path: Path, data: bytes) -> dict:
     return record
 
 
-def problem(path: Path, root: Path, *, cache: bool = True) -> tuple[dict | None, str | None, bool]:
+ABSENT = "absent"  # a folder's manifest does not list the file
+_UNREAD = object()
+
+
+def listing(folder: Path) -> dict[str, str] | None | ValueError:
+    """The manifest of ``folder`` (None: it has none; the ``ValueError`` if it cannot be read)."""
+    try:
+        return record_manifest.read(folder)
+    except ValueError as exc:
+        return exc
+
+
+def problem(path: Path, root: Path, *, cache: bool = True, manifest=_UNREAD,
+            digests: bool = True) -> tuple[dict | None, str | None, bool]:
     """``(record or None, reason it must be excluded or None, sealed)`` for one record file
-    under ``root`` (see the module docstring for the checks, in their order). Within a
-    :func:`dpnotes.call_memo.scope` a file is verified once per content: the key is what the
-    answer depends on (the bytes read, the seal read, where the file lies, ``cache``)."""
+    under ``root`` (see the module docstring for the checks, in their order). ``manifest``: the
+    folder's :func:`listing` if already read; ``digests`` False skips the seal and manifest checks
+    (what else is wrong with an edited record). Within a :func:`dpnotes.call_memo.scope` a file
+    is verified once per content: the key is what the answer depends on (the bytes read, the seal
+    read, the manifest's line, where the file lies, ``cache``, ``digests``)."""
     path = Path(path)
     try:
         data = _read(path)
     except ValueError as exc:
         return None, str(exc).removeprefix(f"{path}: "), False
+    if manifest is _UNREAD:
+        manifest = listing(path.parent)
+    if isinstance(manifest, ValueError):
+        return None, f"its folder's manifest cannot be used ({manifest})", False
+    listed = None if manifest is None else manifest.get(path.name, ABSENT)
     seal = seal_path(path)
     try:
         seal_read = seal.read_text(encoding="utf-8") if seal.is_file() else None
@@ -116,20 +141,26 @@ def problem(path: Path, root: Path, *, cache: bool = True) -> tuple[dict | None,
         seal_read = exc
     where = path.relative_to(root).parts if path.is_relative_to(root) else path.parts[-3:]
     line = seal_text(path, data)  # the seal this content would have (its sha256)
-    verify = lambda: _problem(path, data, line, seal_read, tuple(where[-3:]), cache)  # noqa: E731
+    if not digests:
+        seal_read, listed = None, None
+    verify = lambda: _problem(path, data, line, seal_read, listed, tuple(where[-3:]), cache)  # noqa: E731
     if not call_memo.active() or isinstance(seal_read, Exception):
         return verify()
-    return call_memo.cached("record_checks.problem", (line, seal_read, tuple(where[-3:]), cache), verify)
+    return call_memo.cached("record_checks.problem", (line, seal_read, listed, tuple(where[-3:]), cache), verify)
 
 
-def _problem(path: Path, data: bytes, line: str, seal_read: str | Exception | None, where: tuple[str, ...],
-             cache: bool) -> tuple[dict | None, str | None, bool]:
+def _problem(path: Path, data: bytes, line: str, seal_read: str | Exception | None, listed: str | None,
+             where: tuple[str, ...], cache: bool) -> tuple[dict | None, str | None, bool]:
     """:func:`problem` of the bytes ``data`` read from ``path`` (``line``: their seal), its seal
-    as read (None: no seal file) and the last three parts ``where`` of its path under the root."""
+    as read (None: no seal file), what its folder's manifest lists for it (None: no manifest)
+    and the last three parts ``where`` of its path under the root."""
     try:
         record = _parse(path, data)
     except ValueError as exc:
         return None, str(exc).removeprefix(f"{path}: "), False
+    invalid = record_fields.problem(record)
+    if invalid is not None:
+        return None, f"a field is not valid: {invalid}", seal_read is not None
     try:
         spec = RunSpec.from_dict(record["spec"])
         spec_id = spec.id
@@ -147,6 +178,15 @@ def _problem(path: Path, data: bytes, line: str, seal_read: str | Exception | No
         return record, f"its seal {seal.name} cannot be read ({seal_read})", True
     if sealed and seal_read != line:
         return record, f"its content does not match its seal {seal.name}: edited after it was stored", True
+    manifest = record_manifest.NAME
+    if listed == ABSENT:
+        return record, (f"it is not listed in its folder's {manifest} (not written by `dpnotes run` into this "
+                        "store; `dpnotes results manifest` lists records that pass every other check)"), sealed
+    if listed is not None and listed.startswith(record_manifest.CONFLICT):
+        return record, f"{manifest} lists it twice with different sha256 (a merge of two edits?)", sealed
+    if listed is not None and listed != line.split()[0]:
+        return record, (f"its content differs from the sha256 its folder's {manifest} lists: edited after it "
+                        "was stored"), sealed
     try:
         check_epsilon(record, cache=cache)
     except (ValueError, KeyError, TypeError) as exc:
@@ -158,29 +198,44 @@ def _problem(path: Path, data: bytes, line: str, seal_read: str | Exception | No
 @dataclass
 class Scan:
     """The records under a root: ``records`` (verified, in file order), ``excluded`` (one dict
-    per excluded file: path relative to the root, paper, profile, id or file stem, reason) and
-    ``unsealed`` (the verified records without a seal: path, paper, profile, id, experiment, seed)."""
+    per excluded file: path relative to the root, paper, profile, id or file stem, reason),
+    ``unsealed`` (the verified records without a seal: path, paper, profile, id, experiment, seed),
+    ``unlisted`` (the same, of folders without a manifest) and ``missing`` (files a manifest lists
+    that are not there)."""
 
     records: list[dict] = field(default_factory=list)
     excluded: list[dict] = field(default_factory=list)
-    unsealed: list[str] = field(default_factory=list)
+    unsealed: list[dict] = field(default_factory=list)
+    unlisted: list[dict] = field(default_factory=list)  # verified, in a folder without a manifest
+    missing: list[dict] = field(default_factory=list)  # listed in a manifest, no file: path, paper, profile, id
 
 
 def scan(root: Path, paper: str | None = None, profile: str | None = None, *, cache: bool = True) -> Scan:
     """Verify every record file under ``root`` (optionally of one paper and/or profile)."""
     root = Path(root)
     out = Scan()
-    pattern = f"{paper or '*'}/{profile or '*'}/*.json"
-    for path in sorted(root.glob(pattern)):
-        record, reason, sealed = problem(path, root, cache=cache)
+    manifests: dict[Path, object] = {}
+    for path in sorted(root.glob(f"{paper or '*'}/{profile or '*'}/*.json")):
+        if path.parent not in manifests:
+            manifests[path.parent] = listing(path.parent)
+        record, reason, sealed = problem(path, root, cache=cache, manifest=manifests[path.parent])
         rel = path.relative_to(root).as_posix()
         if reason is None:
             out.records.append(record)
+            r = Record.of(record)
+            entry = {"path": rel, "paper": r.paper, "profile": r.profile, "id": r.id, "experiment": r.experiment,
+                     "seed": r.seed}
             if not sealed:
-                r = Record.of(record)
-                out.unsealed.append({"path": rel, "paper": r.paper, "profile": r.profile, "id": r.id,
-                                     "experiment": r.experiment, "seed": r.seed})
+                out.unsealed.append(entry)
+            if manifests[path.parent] is None:
+                out.unlisted.append(entry)
         else:
             out.excluded.append({"path": rel, "paper": path.parent.parent.name, "profile": path.parent.name,
                                  "id": path.stem, "reason": reason})
+    for folder in sorted(f for f in root.glob(f"{paper or '*'}/{profile or '*'}") if f.is_dir()):
+        listed = manifests[folder] if folder in manifests else listing(folder)
+        for name in sorted(listed) if isinstance(listed, dict) else ():
+            if not (folder / name).is_file():
+                out.missing.append({"path": (folder / name).relative_to(root).as_posix(), "paper": folder.parent.name,
+                                    "profile": folder.name, "id": name.removesuffix(".json")})
     return out

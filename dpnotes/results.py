@@ -6,7 +6,8 @@ prices from it) and the provenance (one segment per resumed part of the run:
 :mod:`dpnotes.provenance`). Records are written atomically (temporary file, fsync, rename),
 never overwrite a stored one, and are checked on the way in: the id must be the spec's, and
 the ledger must reprice to the stored eps. Each is sealed by a ``<run_id>.sha256`` beside it
-(``sha256sum -c`` reads it). eps = inf is stored as ``Infinity`` and NaN is refused
+(``sha256sum -c`` reads it) and listed in its folder's committed manifest
+(:mod:`dpnotes.record_manifest`). eps = inf is stored as ``Infinity`` and NaN is refused
 (:mod:`dpnotes.jsonio`).
 
 Records are verified on the way out too (:mod:`dpnotes.record_checks`): :meth:`Store.records`
@@ -20,11 +21,12 @@ records are committed to the repository; smoke records are not.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 from typing import Iterator
 
-from dpnotes import jsonio, validate
+from dpnotes import jsonio, record_fields, record_manifest, validate
 from dpnotes.atomic import atomic_write
 from dpnotes.record_checks import (  # noqa: F401  (API)
     RECORD_FIELDS,
@@ -43,7 +45,12 @@ PROFILES = ("smoke", "quick", "paper")
 
 
 def default_root() -> Path:
-    return Path(os.environ.get("DPNOTES_RESULTS", "results"))
+    """``$DPNOTES_RESULTS``, else ``./results``; ``ValueError`` if the variable is set but empty
+    (``Path("")`` would make the current directory the store, silently)."""
+    value = os.environ.get("DPNOTES_RESULTS")
+    if value is not None and not value.strip():
+        raise ValueError("DPNOTES_RESULTS is set but empty: unset it (the store is then ./results) or name a folder")
+    return Path(value or "results")
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -82,17 +89,24 @@ class Store:
         missing = [f for f in RECORD_FIELDS if f not in record]
         if missing:
             raise ValueError(f"run record is missing fields {missing}")
+        invalid = record_fields.problem(record)
+        if invalid is not None:
+            raise ValueError(f"run record {record.get('id')}: a field is not valid: {invalid}")
         spec = RunSpec.from_dict(record["spec"])
         if record["id"] != spec.id:
             raise ValueError(f"run record id {record['id']} does not match its spec ({spec.id})")
         check_epsilon(record, cache=True)
         path = self.path(spec)
-        if path.exists():
-            raise FileExistsError(f"{path} is already stored; records are never overwritten")
         data = (jsonio.dumps(record, indent=1, sort_keys=True) + "\n").encode("utf-8")
-        with atomic_write(path) as out:
-            out.write(data)
-        atomic_write_text(seal_path(path), seal_text(path, data))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with record_manifest.locked(path.parent):  # the record, its seal and its manifest line at once
+            if path.exists():
+                raise FileExistsError(f"{path} is already stored; records are never overwritten")
+            had_records = any(path.parent.glob("*.json"))
+            with atomic_write(path) as out:
+                out.write(data)
+            atomic_write_text(seal_path(path), seal_text(path, data))
+            record_manifest.add(path.parent, path.name, hashlib.sha256(data).hexdigest(), had_records=had_records)
         return path
 
     def scan(self, paper: str | None = None, profile: str | None = None) -> Scan:

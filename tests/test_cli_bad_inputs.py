@@ -8,6 +8,7 @@ with the cheap accountants only, so the whole sweep takes seconds.
 from __future__ import annotations
 
 import pytest
+from test_results import fake  # noqa: F401  (the fixture: a fake experiments module)
 
 from dpnotes.cli import main
 
@@ -115,3 +116,96 @@ def test_bad_command_line_gives_a_named_error_not_a_traceback(tmp_path, monkeypa
         lines = [line for line in err.splitlines() if line.strip()]
         assert lines and ("error:" in lines[-1]), (argv, err)
         assert not lines[0].startswith("dpnotes") or len(lines) == 1, (argv, err)  # ours: one line
+
+
+# ---------------------------------------------------------------- issue 53: probes 6-12, each named or fixed
+
+def _one_line(capsys, *needles) -> str:
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for needle in needles:
+        assert needle in err, (needle, err)
+    return err
+
+
+def test_bench_batch_too_large_for_memory_is_named(capsys):
+    assert main(["bench", "--batch-size", "100000000000", "--steps", "1", "--methods", "ghost",
+                 "--models", "tf-mnist-cnn"]) == 2
+    _one_line(capsys, "--batch-size 100000000000 does not fit in the memory of cpu", "give a smaller one")
+
+
+def test_closed_stdout_is_named():
+    import os
+    import subprocess
+    import sys
+
+    repo = str(__import__("pathlib").Path(__file__).resolve().parents[1])
+    proc = subprocess.run([sys.executable, "-m", "dpnotes", *EPS, "1"], capture_output=False, stderr=subprocess.PIPE,
+                          preexec_fn=lambda: os.close(1), env={**os.environ, "PYTHONPATH": repo}, timeout=120)
+    err = proc.stderr.decode()
+    assert proc.returncode == 2 and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert "standard output is closed" in err
+
+
+def test_noise_target_above_every_eps_names_the_eps_there(capsys):
+    assert main([*NOISE, "1e300"]) == 2
+    _one_line(capsys, "is met by every noise multiplier down to 1e-06", "eps is 5.5e+13")
+
+
+def test_noise_target_above_the_cap_is_solved_not_called_met(capsys):
+    assert main([*NOISE, "1e9", "--json"]) == 0  # eps at sigma 1e-6 is 5.5e13 > 1e9: not "met by every sigma"
+    out = __import__("json").loads(capsys.readouterr().out)["rdp"]
+    assert 1e-6 < out["noise_multiplier"] < 1e-3 and out["epsilon"] <= 1e9
+
+
+@pytest.mark.parametrize("argv", [["results", "verify"], ["scoreboard"], ["cost", "--no-claims"],
+                                  ["run", "gdp", "--dry-run"]])
+def test_empty_results_variable_is_named_not_the_current_directory(monkeypatch, tmp_path, capsys, argv):
+    monkeypatch.setenv("DPNOTES_RESULTS", "")
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    _one_line(capsys, "DPNOTES_RESULTS is set but empty")
+
+
+def test_cost_of_a_missing_store_is_named(tmp_path, capsys):
+    assert main(["cost", "--results", str(tmp_path / "nonexistent"), "--no-claims"]) == 2
+    _one_line(capsys, "--results", "does not exist")
+
+
+def test_dry_run_does_not_list_a_truncated_record_as_stored(tmp_path, fake, capsys):  # noqa: F811
+    from dpnotes import runner
+    from dpnotes.results import Store
+
+    store = Store(tmp_path / "store")
+    a, b = runner.run_paper("gdp", "smoke", store=store, progress=False)
+    path = store.root / "gdp" / "smoke" / f"{a['id']}.json"
+    path.write_bytes(path.read_bytes()[:100])
+    capsys.readouterr()
+    assert main(["run", "gdp", "--profile", "smoke", "--dry-run", "--results", str(store.root)]) == 0
+    out = capsys.readouterr().out
+    assert f"{a['id']}  BAD" in out and f"{b['id']}  stored" in out, out
+    assert "not a complete JSON record" in out and "1 stored, 1 to run" in out, out
+
+
+def test_records_and_seals_keep_their_bytes_in_a_crlf_checkout(tmp_path):
+    """``.gitattributes`` marks results/ ``-text``: a checkout with ``core.autocrlf=true`` (as on
+    Windows) writes the records' bytes unchanged, so their seals still match (``git archive``
+    converts line endings as a checkout does)."""
+    import hashlib
+    import io
+    import subprocess
+    import tarfile
+
+    repo = __import__("pathlib").Path(__file__).resolve().parents[1]
+    if not (repo / ".git").exists():
+        pytest.skip("not a git checkout")
+    tar = subprocess.run(["git", "-c", "core.autocrlf=true", "-c", "core.eol=crlf", "archive", "--worktree-attributes",
+                          "HEAD", "results/gdp/paper"], cwd=repo, capture_output=True, check=True).stdout
+    members = {m.name: m for m in tarfile.open(fileobj=io.BytesIO(tar)).getmembers() if m.isfile()}
+    files = {name: tarfile.open(fileobj=io.BytesIO(tar)).extractfile(m).read() for name, m in members.items()}
+    seals = [name for name in files if name.endswith(".sha256")]
+    assert len(seals) >= 50
+    for name in seals:
+        digest, record = files[name].decode().split()
+        assert b"\r\n" not in files[name]
+        assert hashlib.sha256(files[name.removesuffix(".sha256") + ".json"]).hexdigest() == digest, record

@@ -24,14 +24,16 @@ ROOT = PACKAGE.name
 LAYERS = (
     # record: the typed view of a run record; call_memo: one command's memo (dpnotes scoreboard);
     # calc_cache: the scoreboard's on-disk memo of pure values, keyed by cache_keys' code version;
-    # phases: the training loop's phase timers
-    ("validate", "atomic", "jsonio", "record", "call_memo", "cache_keys", "calc_cache", "phases"),
+    # phases: the training loop's phase timers; record_fields: a record's fields checked on read;
+    # digest_file: files (checkpoints, data caches) carrying the sha256 of their content
+    ("validate", "atomic", "digest_file", "jsonio", "record", "record_fields", "call_memo", "cache_keys",
+     "calc_cache", "phases"),
     ("claims", "ledger"),
     ("accounting", "mechanisms"),
     ("data", "models"),
     ("train",),
     ("methods",),
-    ("results", "spec", "provenance", "record_checks", "reprice_cache"),
+    ("results", "spec", "provenance", "record_checks", "record_manifest", "reprice_cache"),
     ("experiments",),
     ("executors",),
     ("runner", "campaign"),  # campaign: picks and runs paper-profile runs through the runner

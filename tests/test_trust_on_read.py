@@ -20,7 +20,7 @@ import pytest
 import torch
 from test_results import fake  # noqa: F401  (the fixture: a fake experiments module)
 
-from dpnotes import runner
+from dpnotes import digest_file, runner
 from dpnotes.cli import main
 from dpnotes.results import Store
 
@@ -36,14 +36,21 @@ def _store_of_two(tmp_path, fake) -> tuple[Store, list[dict]]:  # noqa: F811
 
 def _edit(path: Path, change, reseal: bool = False) -> None:
     """Rewrite the record at ``path`` with ``change(record)`` applied (and, with ``reseal``,
-    its seal recomputed, as an editor who knows about seals would)."""
+    its seal and its manifest line recomputed, as an editor who knows about both would: the
+    checks behind them must still catch the edit)."""
     record = json.loads(path.read_text())
     change(record)
     path.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
     if reseal:
+        import hashlib
+
+        from dpnotes import record_manifest
         from dpnotes.record_checks import seal_path, seal_text
 
         seal_path(path).write_text(seal_text(path, path.read_bytes()))
+        entries = record_manifest.read(path.parent)
+        entries[path.name] = hashlib.sha256(path.read_bytes()).hexdigest()
+        record_manifest.write(path.parent, entries)
 
 
 def _excluded(store: Store) -> dict[str, str]:
@@ -112,6 +119,7 @@ def test_scoreboard_and_verify_name_excluded_records(tmp_path, capsys):
     (root / "gdp" / "quick").mkdir(parents=True)
     for suffix in (".json", ".sha256"):
         shutil.copy(REPO / "results" / f"{CHEAP}{suffix}", root / f"{CHEAP}{suffix}")
+    assert main(["results", "manifest", "--results", str(root)]) == 0  # copied without its folder's manifest
     assert main(["results", "verify", "--results", str(root)]) == 0
     _edit(root / f"{CHEAP}.json", lambda r: r["final"].update(test_acc=0.10))
     capsys.readouterr()
@@ -202,7 +210,7 @@ def test_checkpoint_with_non_finite_parameters_is_refused(tmp_path):
     state = torch.load(path, weights_only=True)
     name = next(iter(state["model"]))
     state["model"][name].view(-1)[0] = float("nan")
-    torch.save(state, path)
+    digest_file.write(path, digest_file.torch_bytes(state))  # re-sealed, as whoever edits it can
     with pytest.raises(ValueError, match=f"checkpoint {path} holds non-finite model parameters \\({name}\\)"):
         _toy(path)
 
@@ -222,7 +230,7 @@ def test_checkpoint_carrying_a_pickled_object_is_refused_and_runs_nothing(tmp_pa
     _toy(path, epochs=1)
     state = torch.load(path, weights_only=True)
     state["plugins"] = [{"x": Payload(marker)}]
-    torch.save(state, path)
+    digest_file.write(path, digest_file.torch_bytes(state))  # re-sealed, as whoever edits it can
     with pytest.raises(ValueError, match=f"checkpoint {path} holds pickled objects .* refused") as info:
         _toy(path)
     assert type(info.value).__name__ == "UnsafeCheckpoint"

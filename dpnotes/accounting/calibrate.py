@@ -8,6 +8,7 @@ finding. The returned values always satisfy the budget: eps(sigma) <= target_eps
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 
@@ -21,7 +22,7 @@ from dpnotes.accounting.registry import accountant as registered
 from dpnotes.accounting.registry import price
 from dpnotes.ledger import Ledger
 
-_EPS_CAP = 1e6  # eps values above this (including inf) count as "far above any target"
+_EPS_CAP = 1e6  # eps values above this (or twice the target; inf included) count as "far above it"
 SIGMA_RANGE = (1e-6, 1e6)  # where the noise multiplier is searched
 
 
@@ -43,7 +44,13 @@ def _orders(accountant: str, orders) -> np.ndarray:
 def _solve_log_sigma(eps_of: Callable[[float], float], target: float, tol: float, start: float = 1.0) -> float:
     """Root in sigma of eps_of(sigma) = target: bracket from ``start`` with geometrically
     growing steps, then brentq on log sigma."""
-    g = lambda s: min(eps_of(math.exp(s)), _EPS_CAP) - target  # noqa: E731
+    raw: dict[float, float] = {}  # eps at each log sigma tried (for the message: g loses it above the cap)
+    cap = min(max(_EPS_CAP, 2 * target), sys.float_info.max)  # above any target, so a capped eps is not "met"
+
+    def g(s: float) -> float:
+        raw[s] = eps_of(math.exp(s))
+        return min(raw[s], cap) - target
+
     x0 = math.log(start)
     g0 = g(x0)
     direction = 1.0 if g0 > 0 else -1.0  # eps too large: more noise; within budget: less
@@ -51,8 +58,7 @@ def _solve_log_sigma(eps_of: Callable[[float], float], target: float, tol: float
     while True:
         x1 = min(max(x0 + direction * step, -limit), limit)  # the last bracket ends at the range's end
         if x1 == x0:
-            eps = g0 + target
-            at = f"at sigma {math.exp(x0):g} eps is {'>= ' if eps >= _EPS_CAP else ''}{eps:.6g}"
+            at = f"at sigma {math.exp(x0):g} eps is {raw[x0]:.6g}"
             if direction > 0:
                 raise ValueError(f"target_epsilon {target!r} is not met by any noise multiplier in "
                                  f"[{SIGMA_RANGE[0]:g}, {SIGMA_RANGE[1]:g}]: {at}, the accountant's floor")

@@ -5,7 +5,8 @@ Each subcommand lives in its own module of this package and exposes
 taking the parsed arguments and returning an exit code.  Errors a user can fix
 (``ValueError``, ``OSError`` such as an unwritable ``--results``, a run another process
 holds: :class:`~dpnotes.executors.lock.RunLocked`, a paper-profile run from a dirty tree)
-are printed as one line on stderr with exit code 2, as argparse does for bad arguments. Output cut short by its reader
+are printed as one line on stderr with exit code 2, as argparse does for bad arguments; so is a
+closed standard output (``dpnotes epsilon ... >&-``). Output cut short by its reader
 (``dpnotes run --list | head``) ends quietly with exit code 141, as ``git`` and coreutils do.
 """
 
@@ -47,6 +48,11 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
+    if sys.stdout is None:  # started with stdout closed (`>&-`): print() would drop every line silently
+        if sys.stderr is not None:
+            print(f"dpnotes {args.command}: error: standard output is closed; nothing to write the output to "
+                  "(redirect it to a file or /dev/null instead)", file=sys.stderr)
+        return 2
     from dpnotes.executors.lock import RunLocked
     from dpnotes.provenance import DirtyTree
 

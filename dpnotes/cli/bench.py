@@ -4,7 +4,9 @@ where its time goes (:mod:`dpnotes.bench_e2e`)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 import sys
 import warnings
 
@@ -87,8 +89,9 @@ def run(args) -> int:
     if args.json and args.markdown:
         raise ValueError("give --json or --markdown, not both")
     steps = 10 if args.steps is None else args.steps
-    results = bench(names, batch_size=batch, steps=steps, device=args.device, methods=args.methods,
-                    dplis_k=args.dplis_k, max_memory_mb=args.max_memory)
+    with _memory_named(f"--batch-size {batch}", args.device):
+        results = bench(names, batch_size=batch, steps=steps, device=args.device, methods=args.methods,
+                        dplis_k=args.dplis_k, max_memory_mb=args.max_memory)
     print(json.dumps({"results": results}, indent=2) if args.json
           else format_markdown(results) if args.markdown else format_table(results))
     skipped = [name for name in names if batch == "paper" and paper_batch_size(name) is None]
@@ -106,10 +109,26 @@ def _end_to_end(args) -> int:
         from dpnotes.executors.local import resolve_device
 
         device = resolve_device(device)
-    result = end_to_end(args.end_to_end, profile=args.profile, only=args.only, steps=args.steps,
-                        grad_backend=args.grad_backend, device=device)
+    with _memory_named(f"--end-to-end {args.end_to_end}", device):
+        result = end_to_end(args.end_to_end, profile=args.profile, only=args.only, steps=args.steps,
+                            grad_backend=args.grad_backend, device=device)
     print(json.dumps({"results": [result]}, indent=2) if args.json else format_rows([result]))
     return 0
+
+
+@contextlib.contextmanager
+def _memory_named(what: str, device: str):
+    """Turn an allocation that does not fit (torch's ``OutOfMemoryError``, the CPU allocator's
+    ``can't allocate memory``, Python's ``MemoryError``) into one ``ValueError`` line naming ``what``."""
+    try:
+        yield
+    except (MemoryError, RuntimeError) as exc:
+        text = str(exc)
+        if not isinstance(exc, MemoryError) and "out of memory" not in text.lower() and "allocate" not in text:
+            raise
+        found = re.search(r"tried to allocate ([\d.]+ ?\w*)", text)
+        tried = f" (tried to allocate {found.group(1)})" if found else ""
+        raise ValueError(f"{what} does not fit in the memory of {device}{tried}: give a smaller one") from None
 
 
 def _integer(flag: str, text: str) -> int:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 
 from dpnotes.claims import PAPERS
-from dpnotes.results import PROFILES, Store
+from dpnotes.cli.results import existing_store
+from dpnotes.results import PROFILES
 
 
 def register(sub) -> None:
@@ -30,7 +31,7 @@ def main(args) -> int:
 
     if args.claims and args.no_claims:
         raise ValueError("--claims and --no-claims exclude each other")
-    store = Store(args.results)
+    store = existing_store(args.results)  # a missing store is named, not costed as empty tables
     records = list(store.records(args.paper))
     rows = []
     if not args.no_claims:  # the claims as `dpnotes scoreboard --json` gives them, from its cache if there

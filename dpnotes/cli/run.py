@@ -29,8 +29,9 @@ def register(sub) -> None:
                    help="list the runs, whether each is stored and its estimated cost (from stored "
                         "records' wall times); run nothing")
     p.add_argument("--threads", type=int, metavar="N",
-                   help="torch intra-op threads (default: torch's choice; use 1 per process when "
-                        "several runs share a CPU)")
+                   help="torch intra-op threads (default: a CPU run of a spec the committed store holds "
+                        "takes its record's count, else torch's choice; use 1 per process when several "
+                        "runs share a CPU)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local: one run after another in this process (default); ray: one Ray task "
@@ -101,7 +102,7 @@ def main(args) -> int:
             import torch
 
             torch.set_num_threads(args.threads)
-        executor = executors.create("local")
+        executor = executors.create("local", threads=args.threads)
     else:
         executor = executors.create("ray", threads=args.threads, **given)
     records = run_paper(args.paper, args.profile, only=args.only, seeds=args.seeds, device=args.device, store=store,

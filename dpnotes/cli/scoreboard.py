@@ -98,8 +98,8 @@ def render(store: Store, paper: str | None, as_json: bool) -> str:
         rows = scoreboard(store=store, paper=paper)
         flagged = record_flags(store=store, paper=paper)
         found = store.scan(paper)
-    flagged += [{k: e[k] for k in ("paper", "profile", "experiment", "seed", "id")} | {"flags": "unsealed"}
-                for e in found.unsealed]
+    flagged += [{k: e[k] for k in ("paper", "profile", "experiment", "seed", "id")} | {"flags": flag}
+                for flag, entries in (("unsealed", found.unsealed), ("unlisted", found.unlisted)) for e in entries]
     total = totals(rows)
     answers = _answers(rows, paper)
     if as_json:
@@ -123,7 +123,8 @@ def render(store: Store, paper: str | None, as_json: bool) -> str:
                          f"{basis(r):16} {r['fidelity'] or '—'}" + (f": {r['substitute']}" if r["substitute"] else ""))
     if flagged:
         lines.append("\nrecords to look at (stale: answers no claim; dirty tree: written from uncommitted code; "
-                     "unsealed: no .sha256 beside it, `dpnotes results seal`):")
+                     "unsealed: no .sha256 beside it, `dpnotes results seal`; unlisted: its folder has no manifest, "
+                     "`dpnotes results manifest`):")
         lines += [f"  {f['paper']}/{f['profile']}/{f['id']}  {f['experiment']} seed={f['seed']}  {f['flags']}"
                   for f in flagged]
     if found.excluded:

@@ -20,12 +20,18 @@ then ``pad_sequences(maxlen=256)``):
 
 The prebuilt ``imdb.npz`` of Keras used its own tokenizer and a word index built on the whole
 data set, and shuffles the reviews (seed 113): its indices and order differ from these.
+
+Both derived caches (the tarball's reviews as JSON lines, the sequences as a torch file) end with
+the sha256 of their content (:mod:`dpnotes.digest_file`), checked on every read: a truncated or
+changed cache is named in a warning on stderr and rebuilt from the verified source, never read.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import sys
 import tarfile
 from collections import Counter
 from pathlib import Path
@@ -33,9 +39,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from dpnotes import validate
+from dpnotes import digest_file, validate
 from dpnotes.data.registry import get_dataset
-from dpnotes.data.store import atomic_write, derived_path, fetch_any
+from dpnotes.data.store import derived_path, fetch_any
 
 if TYPE_CHECKING:  # torch is imported where data is read (not by `import dpnotes.data`)
     import torch
@@ -48,6 +54,7 @@ _FILTERS = '!"#$%&()*+,-./:;<=>?@[\\]^_`{|}~\t\n'
 _TABLE = str.maketrans(_FILTERS, " " * len(_FILTERS))
 START, OOV, INDEX_FROM = 1, 2, 3
 _VERSION = "imdb-sequences-v1"
+_SEALED = ":sealed"  # in the caches' keys: files that carry a digest are named apart from older ones
 
 
 def _tarball_to_jsonl(tarball: Path, dest: Path) -> None:
@@ -60,37 +67,52 @@ def _tarball_to_jsonl(tarball: Path, dest: Path) -> None:
                 text = tf.extractfile(info).read().decode("utf-8")
                 found.append((_SPLITS.index(m[1]), m[2] == "pos", int(m[3]), text))
     found.sort(key=lambda r: r[:3])
-    with atomic_write(dest) as out:
-        for split, pos, _, text in found:
-            line = json.dumps({"split": _SPLITS[split], "label": int(pos), "text": text})
-            out.write(line.encode("utf-8") + b"\n")
+    lines = (json.dumps({"split": _SPLITS[split], "label": int(pos), "text": text}) + "\n"
+             for split, pos, _, text in found)
+    digest_file.write(dest, "".join(lines).encode("utf-8"))
 
 
-def _reviews_file(mirror, cache_dir, registry) -> tuple[Path, str]:
-    """(path to the reviews in JSON lines, identity of its verified source for cache keys)."""
+def _checked_cache(path: Path, what: str) -> bytes | None:
+    """The content of the derived cache ``path`` if it is there and matches its digest; else None
+    (a cache that fails is named on stderr and removed, to be rebuilt)."""
+    if not path.is_file():
+        return None
+    try:
+        return digest_file.read(path, f"{what} {path}")
+    except (ValueError, OSError) as exc:
+        print(f"dpnotes: warning: {exc}; rebuilding it from the verified source", file=sys.stderr)
+        path.unlink(missing_ok=True)
+        return None
+
+
+def _reviews_file(mirror, cache_dir, registry) -> tuple[Path, str, bytes]:
+    """(path to the reviews in JSON lines, identity of its verified source for cache keys, the
+    file's content: the mirror's file, verified by its checksum, or the cache derived from the
+    tarball, verified by its digest)."""
     files = get_dataset("imdb", registry).files
     alternatives = [a for a in _ALTERNATIVES if a[0] in files]
     _, paths = fetch_any("imdb", alternatives, mirror=mirror, cache_dir=cache_dir, registry=registry)
     (name, path), = paths.items()
     identity = f"{name}:{files[name].sha256 or files[name].md5}"
     if name == _JSONL:
-        return path, identity
-    dest = derived_path("imdb", "aclImdb-reviews", identity + ":v1", cache_dir).with_suffix(".jsonl")
-    if not dest.is_file():
+        return path, identity, path.read_bytes()
+    dest = derived_path("imdb", "aclImdb-reviews", identity + ":v1" + _SEALED, cache_dir).with_suffix(".jsonl")
+    content = _checked_cache(dest, "IMDb reviews cache")
+    if content is None:
         _tarball_to_jsonl(path, dest)
-    return dest, identity
+        content = digest_file.read(dest, f"IMDb reviews cache {dest}")
+    return dest, identity, content
 
 
-def _read(path: Path, split: str) -> tuple[list[str], torch.Tensor]:
+def _read(path: Path, content: bytes, split: str) -> tuple[list[str], torch.Tensor]:
     import torch
 
     texts, labels = [], []
-    with path.open("rb") as f:
-        for line in f:
-            rec = json.loads(line)
-            if rec["split"] == split:
-                texts.append(rec["text"])
-                labels.append(rec["label"])
+    for line in content.splitlines():
+        rec = json.loads(line)
+        if rec["split"] == split:
+            texts.append(rec["text"])
+            labels.append(rec["label"])
     if not texts:
         raise ValueError(f"{path}: no reviews of split {split!r}")
     y = torch.tensor(labels, dtype=torch.int64)
@@ -102,8 +124,8 @@ def _read(path: Path, split: str) -> tuple[list[str], torch.Tensor]:
 def load_imdb(split: str = "train", *, mirror=None, cache_dir=None, registry=None):
     """The reviews of ``split`` ("train" or "test") as (list of raw texts, int64 labels [N])."""
     validate.choice("split", split, _SPLITS)
-    path, _ = _reviews_file(mirror, cache_dir, registry)
-    return _read(path, split)
+    path, _, content = _reviews_file(mirror, cache_dir, registry)
+    return _read(path, content, split)
 
 
 def tokenize(text: str) -> list[str]:
@@ -146,16 +168,17 @@ def imdb_sequences(num_words: int = 10000, maxlen: int = 256, *, mirror=None, ca
 
     validate.integer("num_words", num_words, minimum=INDEX_FROM + 2)
     validate.integer("maxlen", maxlen, minimum=1)
-    path, source = _reviews_file(mirror, cache_dir, registry)
-    key = f"{_VERSION}:{source}:{num_words}:{maxlen}"
+    path, source, content = _reviews_file(mirror, cache_dir, registry)
+    key = f"{_VERSION}:{source}:{num_words}:{maxlen}{_SEALED}"
     cached = derived_path("imdb", "sequences", key, cache_dir).with_suffix(".pt")
-    if cached.is_file():
-        d = torch.load(cached, weights_only=True)
+    data = _checked_cache(cached, "IMDb sequences cache")
+    if data is not None:
+        d = torch.load(io.BytesIO(data), weights_only=True)
         return d["x_train"], d["y_train"], d["x_test"], d["y_test"]
-    train_texts, y_train = _read(path, "train")
-    test_texts, y_test = _read(path, "test")
+    train_texts, y_train = _read(path, content, "train")
+    test_texts, y_test = _read(path, content, "test")
     vocab = build_vocabulary(train_texts, num_words)
     x_train, x_test = encode(train_texts, vocab, maxlen), encode(test_texts, vocab, maxlen)
-    with atomic_write(cached) as out:
-        torch.save({"x_train": x_train, "y_train": y_train, "x_test": x_test, "y_test": y_test}, out)
+    digest_file.write(cached, digest_file.torch_bytes({"x_train": x_train, "y_train": y_train, "x_test": x_test,
+                                                       "y_test": y_test}))
     return x_train, y_train, x_test, y_test

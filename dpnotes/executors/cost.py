@@ -11,15 +11,19 @@ from dpnotes.spec import RunSpec
 
 
 def plan(specs: list[RunSpec], store: Store) -> list[str]:
-    """Lines listing each run (id, stored or not, experiment, seed, estimated CPU seconds, the
+    """Lines listing each run (id, stored (verified: :mod:`dpnotes.record_checks`), BAD (a file
+    that fails verification, with the reason on the next line) or to run, experiment, seed, estimated CPU seconds, the
     CUDA bench estimate where one exists, basis, a GPU-scale mark) and a summary of the runs
     still to do."""
     if not specs:
         return []
     records = reference_records(specs[0].paper, specs[0].profile, store)
+    found = store.scan(specs[0].paper, specs[0].profile)  # verified: a truncated or edited file is not "stored"
+    verified = {r["id"] for r in found.records}
+    bad = {e["id"]: e["reason"] for e in found.excluded}
     lines, todo, unknown, gpu_runs = [], 0.0, 0, 0
     for spec in specs:
-        stored = store.has(spec)
+        stored = spec.id in verified
         seconds, basis = estimate(spec, records)
         cuda = bench_seconds(spec, "cuda")
         if cuda is not None and "cuda" not in basis:
@@ -29,9 +33,13 @@ def plan(specs: list[RunSpec], store: Store) -> list[str]:
             unknown += seconds is None
             gpu_runs += gpu_scale(seconds)
         shown = "       ?" if seconds is None else f"{seconds:8.1f}"
-        lines.append(f"{spec.id}  {'stored' if stored else 'to run':6}  {spec.experiment}  "
+        status = "stored" if stored else "BAD" if spec.id in bad else "to run"
+        lines.append(f"{spec.id}  {status:6}  {spec.experiment}  "
                      f"seed={spec.seed}  {shown} s  ({basis})" + ("  [gpu-scale]" if gpu_scale(seconds) else ""))
-    missing = sum(not store.has(s) for s in specs)
+        if spec.id in bad:
+            lines.append(f"  {spec.id}: its stored file is excluded ({bad[spec.id]}); move it away (and its "
+                         ".sha256) to run it again")
+    missing = sum(s.id not in verified for s in specs)
     lines.append(f"{len(specs)} run(s), {len(specs) - missing} stored, {missing} to run: about "
                  f"{todo:.0f} s of run time on one worker"
                  + (f" (+ {unknown} run(s) without an estimate)" if unknown else "")

@@ -20,12 +20,13 @@ record returns that record.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from dpnotes import experiments, phases, provenance, validate
-from dpnotes.executors import DEVICES
+from dpnotes.executors import DEVICES, reference
 from dpnotes.executors.lock import run_lock
 from dpnotes.record import Record, assemble
 from dpnotes.results import Store, atomic_write_text
@@ -147,10 +148,27 @@ def execute(spec: RunSpec, *, device: str = "cpu", store: Store | None = None,
 
 
 class Executor:
-    """Runs specs one after another in this process, with torch's current thread setting."""
+    """Runs specs one after another in this process, with torch's current thread setting, or on
+    the CPU with the thread count of a spec's committed record (:mod:`dpnotes.executors.reference`):
+    ``threads`` is ``--threads`` as given (None: not given)."""
+
+    def __init__(self, threads: int | None = None):
+        self.threads = threads
 
     def run(self, specs: Iterable[RunSpec], *, device: str, store: Store,
             progress: bool) -> Iterator[dict]:
+        import torch
+
         device = resolve_device(device)
         for spec in specs:
-            yield execute(spec, device=device, store=store, progress=progress)
+            threads, note = reference.threads_for(spec, device, store, self.threads)
+            if note:
+                print(note, file=sys.stderr)
+            before = torch.get_num_threads()
+            if threads is not None:
+                torch.set_num_threads(threads)
+            try:
+                record = execute(spec, device=device, store=store, progress=progress)
+            finally:
+                torch.set_num_threads(before)
+            yield record
