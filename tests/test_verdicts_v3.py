@@ -233,3 +233,20 @@ def test_a_gap_the_substitute_explains_is_inconclusive_and_one_beyond_it_is_not_
     assert verdicts.judge(c, ok).verdict == "reproduced"
     with pytest.raises(ValueError, match="explained"):
         measurement.training("labeldp.t.cell", [90.1, 89.9], ["a", "b"], explained=(what, [0.0]))
+
+
+def test_a_claim_uses_its_own_planned_seeds_not_those_added_for_another_claim():
+    """Seeds the plan adds to an experiment for one claim (a comparison's) are not another claim's: a cell
+    without a plan row keeps its profile's own seeds, and records of other seeds are left out of its verdict."""
+    from dpnotes.report import _claim_seeds, _restrict
+
+    recs = {f"id{s}": Record.of({"id": f"id{s}", "spec": {"paper": "dpis", "profile": "paper", "experiment": "e",
+                                                          "seed": s}}) for s in range(5)}
+    allowed = _claim_seeds("dpis.no.such.claim", {"e"}, {"e": {0, 1, 2}})
+    assert allowed == {"e": {0, 1, 2}}
+    m = measurement.training("dpis.t.a", [95.0, 95.1, 94.9, 80.0, 80.0], [f"id{s}" for s in range(5)])
+    kept = _restrict(m, recs, allowed)
+    assert kept.values == (95.0, 95.1, 94.9) and kept.record_ids == ("id0", "id1", "id2")
+    g = measurement.gain("dpis.t.g", {0: 1.0, 3: 9.0}, {0: 0.5, 3: 0.0}, {0: "id0", 3: "id3"},
+                         base_ids={0: "id1", 3: "id4"})
+    assert _restrict(g, recs, {"e": {0, 1}}).values == (0.5,)

@@ -50,11 +50,68 @@ def _planned(paper: str) -> dict[str, dict[int, str]]:
     return out
 
 
-def _plan_of(m, by_id: dict[str, Record], plan: dict[str, dict[int, str]], refused: dict[str, str]
-             ) -> tuple[int | None, tuple[str, ...]]:
+def _own_seeds(paper: str) -> dict[str, set[int]]:
+    """experiment -> the seeds ``paper``'s profile gives it without the seeds plan's additions."""
+    from dpnotes import runner
+    from dpnotes.experiments import plan
+
+    plan._OVERRIDE.append(plan.Plan("", ()))
+    try:
+        specs = runner.specs(paper, "paper")
+    finally:
+        plan._OVERRIDE.pop()
+    out: dict[str, set[int]] = {}
+    for spec in specs:
+        out.setdefault(spec.experiment, set()).add(spec.seed)
+    return out
+
+
+def _claim_seeds(claim_id: str, experiments, own: dict[str, set[int]]) -> dict[str, set[int]]:
+    """The seeds a cell's or a gain's verdict rests on, per experiment: the profile's own, and 0 .. n-1 where
+    the seeds plan gives this claim n (its own row; seeds the plan adds to an experiment for another claim
+    are not this claim's)."""
+    from dpnotes.experiments import plan
+
+    rows = [r for r in plan.current().rows if r.claim == claim_id and r.where != "none"]
+    n = max((r.planned for r in rows), default=0)
+    return {e: own.get(e, set()) | (set(range(n)) if any(e in r.experiments for r in rows) else set())
+            for e in experiments}
+
+
+def _restrict(m, by_id: dict[str, Record], allowed: dict[str, set[int]]):
+    """``m`` (a training or gain measurement) on the allowed seeds only: a verdict never uses more seeds
+    than its plan, whatever else the store holds."""
+    def ok(rid):
+        r = by_id[rid]
+        return r.seed in allowed.get(r.experiment, ())
+
+    ids = list(m.record_ids)
+    n = len(m.values)
+    if m.kind == "gain" and len(ids) == 2 * n:
+        keep = [i for i in range(n) if ok(ids[i]) and ok(ids[n + i])]
+        new_ids = tuple(ids[i] for i in keep) + tuple(ids[n + i] for i in keep)
+    elif len(ids) == n:
+        keep = [i for i in range(n) if ok(ids[i])]
+        new_ids = tuple(ids[i] for i in keep)
+    else:
+        return m
+    if len(keep) == n:
+        return m
+    values = tuple(m.values[i] for i in keep)
+    extra = {}
+    if m.censored:
+        extra["censored"] = tuple(m.censored[i] for i in keep)
+    if m.explained:
+        extra["explained"] = (m.explained[0], tuple(m.explained[1][i] for i in keep))
+    return dataclasses.replace(m, values=values, record_ids=new_ids, **extra)
+
+
+def _plan_of(m, by_id: dict[str, Record], plan: dict[str, dict[int, str]], refused: dict[str, str],
+             allowed: dict[str, set[int]] | None = None) -> tuple[int | None, tuple[str, ...]]:
     """(planned seeds, missing runs) of a measurement resting on paper-profile records: the fewest
-    seeds the plan gives any of its experiments, and each planned (experiment, seed) of them that
-    has no record among the measurement's, named with why (no record, or refused on read)."""
+    seeds the plan gives any of its experiments (``allowed``: the claim's own seeds per experiment,
+    else the profile's), and each planned (experiment, seed) of them that has no record among the
+    measurement's, named with why (no record, or refused on read)."""
     used: dict[str, set[int]] = {}
     for rid in m.record_ids:
         r = by_id.get(rid)
@@ -63,12 +120,14 @@ def _plan_of(m, by_id: dict[str, Record], plan: dict[str, dict[int, str]], refus
         used.setdefault(r.experiment, set()).add(r.seed)
     if not used:
         return None, ()
-    planned = min(len(plan[e]) for e in used)
+    seeds = {e: (allowed[e] if allowed and e in allowed else set(plan[e])) for e in used}
+    planned = min(len(seeds[e]) for e in used)
     gone = []
     for e in sorted(used):
-        for seed, run_id in sorted(plan[e].items()):
+        for seed in sorted(seeds[e]):
             if seed not in used[e]:
-                why = refused.get(run_id)
+                run_id = plan[e].get(seed)
+                why = refused.get(run_id) if run_id else None
                 gone.append(f"{e} seed {seed}: " + (f"record {run_id} refused ({why})" if why else "no record"))
     return planned, tuple(gone)
 
@@ -119,7 +178,7 @@ def _rows(paper: str, store: Store) -> list[dict]:
         return sds[kind, unit]
 
     by_id = {r.id: r for r in map(Record.of, records)}
-    plan = _planned(paper)
+    plan, own = _planned(paper), _own_seeds(paper)
     refused = {e["id"]: e["reason"] for e in scan.excluded if e.get("id")}
     conventions = _conventions(paper, measured)
     rows = []
@@ -130,7 +189,11 @@ def _rows(paper: str, store: Store) -> list[dict]:
         # statements' comparisons are paired differences in the units of the paper's training claims
         sd = (sd_for("gain", "percentage points") if m.kind == "statement" else
               sd_for(m.kind, claim.unit) if m.kind in ("training", "gain") else None)
-        planned, gone = _plan_of(m, by_id, plan, refused) if m.record_ids else (None, ())
+        allowed = None
+        if m.kind in ("training", "gain") and m.record_ids and all(i in by_id for i in m.record_ids):
+            allowed = _claim_seeds(claim.id, {by_id[i].experiment for i in m.record_ids}, own)
+            m = _restrict(m, by_id, allowed)
+        planned, gone = _plan_of(m, by_id, plan, refused, allowed) if m.record_ids else (None, ())
         convention, why = conventions.get(table_of(claim.id), ("round", ""))
         ev = judge(claim, m, sd, convention=convention, convention_why=why, planned=planned, missing_runs=gone)
         rows.append({
