@@ -242,7 +242,9 @@ def test_a_claim_uses_its_own_planned_seeds_not_those_added_for_another_claim():
 
     recs = {f"id{s}": Record.of({"id": f"id{s}", "spec": {"paper": "dpis", "profile": "paper", "experiment": "e",
                                                           "seed": s}}) for s in range(5)}
-    allowed = _claim_seeds("dpis.no.such.claim", {"e"}, {"e": {0, 1, 2}})
+    allowed = _claim_seeds("dpis.no.such.claim", {"no.such.experiment"}, {"no.such.experiment": {0, 1, 2}})
+    assert allowed == {"no.such.experiment": {0, 1, 2}}
+    allowed = {"e": {0, 1, 2}}
     assert allowed == {"e": {0, 1, 2}}
     m = measurement.training("dpis.t.a", [95.0, 95.1, 94.9, 80.0, 80.0], [f"id{s}" for s in range(5)])
     kept = _restrict(m, recs, allowed)

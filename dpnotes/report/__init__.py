@@ -68,14 +68,18 @@ def _own_seeds(paper: str) -> dict[str, set[int]]:
 
 def _claim_seeds(claim_id: str, experiments, own: dict[str, set[int]]) -> dict[str, set[int]]:
     """The seeds a cell's or a gain's verdict rests on, per experiment: the profile's own, and 0 .. n-1 where
-    the seeds plan gives this claim n (its own row; seeds the plan adds to an experiment for another claim
-    are not this claim's)."""
+    the seeds plan gives a cell or gain on that experiment n (the rows planned for those very runs). Seeds
+    the plan adds to an experiment only for a comparison across many cells are the comparison's, not each
+    cell's: a cell already decided on its own seeds is not held back by them."""
     from dpnotes.experiments import plan
 
-    rows = [r for r in plan.current().rows if r.claim == claim_id and r.where != "none"]
-    n = max((r.planned for r in rows), default=0)
-    return {e: own.get(e, set()) | (set(range(n)) if any(e in r.experiments for r in rows) else set())
-            for e in experiments}
+    rows = [r for r in plan.current().rows if r.where != "none" and "[" not in r.claim
+            and r.claim.split(".", 1)[0] == claim_id.split(".", 1)[0]]
+    out = {}
+    for e in experiments:
+        n = max((r.planned for r in rows if e in r.experiments), default=0)
+        out[e] = own.get(e, set()) | set(range(n))
+    return out
 
 
 def _restrict(m, by_id: dict[str, Record], allowed: dict[str, set[int]]):
