@@ -125,7 +125,7 @@ def parse_budget(text: str) -> float:
 
 def tier(paper: str, experiment: str) -> int:
     """The value tier of a run (0 = most valuable): 0 for the experiments of the seeds plan's GPU
-    queue (:func:`dpnotes.experiments.plan.queue`: its rows too costly for the CPU), else the first
+    queue (:func:`dpnotes.report.seeds_plan.queue`: its rows too costly for the CPU), else the first
     :data:`PLAN` entry that matches it."""
     from dpnotes.experiments import plan
 

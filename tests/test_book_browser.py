@@ -38,6 +38,7 @@ CI = os.environ.get("DPNOTES_CI") == "1"
 # Pages of the book: everything but Sphinx's assets and the bundled MathJax.
 ASSETS = ("_static", "_sources", "_images", "mathjax", "_sphinx_design_static", "_panels_static")
 CHAPTERS = "book/executed/"
+PAPER_CHAPTERS = ("dplis", "dpis", "gdp", "labeldp", "sadpsgd")  # each opens with its answer and the paper's table
 # Requested by the browser itself, not by any page: the site icon (the book declares none).
 BROWSER_OWN = "/favicon.ico"
 
@@ -105,6 +106,9 @@ INSPECT = """async () => {
       if (p.closest('pre, code, .highlight') && !p.closest('.cell_output')) return NodeFilter.FILTER_REJECT;
       return NodeFilter.FILTER_ACCEPT; }});
   while (walker.nextNode()) text.push(walker.currentNode.nodeValue);
+  // where the answer and the paper's first table sit as the page opens (details still folded)
+  const answerBottom = fold(document.querySelector('.what-held .dpn-answer'));
+  const gridTop = top(document.querySelector('table.dpn-grid'));
   for (const d of document.querySelectorAll('details')) d.open = true;
   const article = document.querySelector('main article') || main;
   const column = article.getBoundingClientRect();
@@ -119,6 +123,7 @@ INSPECT = """async () => {
       font: img.dataset.minFontPt ? parseFloat(img.dataset.minFontPt) * img.getBoundingClientRect().width
             / parseFloat(img.dataset.shownPx) : null}));
   return {broken, titleBottom: fold(title), heldTop: top(held), heldBottom: fold(held), hasHeld: !!held,
+          answerBottom, gridTop,
           mathErrors: document.querySelectorAll('mjx-merror').length,
           typeset: document.querySelectorAll('mjx-container').length,
           mathSpans: document.querySelectorAll('.math').length,
@@ -190,6 +195,11 @@ def visit(browser, server: str, page_path: str, *, chapter: bool | None = None) 
             problems.append(f"What held box below the fold (top at {seen['heldTop']:.0f} px)")
         if seen["titleBottom"] is None or seen["titleBottom"] > VIEWPORT["height"]:
             problems.append("chapter title missing or below the fold")
+    if chapter if chapter is not None else Path(page_path).stem in PAPER_CHAPTERS:  # a paper's chapter
+        if seen["answerBottom"] is None or seen["answerBottom"] > VIEWPORT["height"]:
+            problems.append(f"the answer in words (.dpn-answer) not inside the first screen ({seen['answerBottom']})")
+        if seen["gridTop"] is None or seen["gridTop"] > 2 * VIEWPORT["height"]:
+            problems.append(f"the paper's first table (paper | ours) not within two screens ({seen['gridTop']})")
     if sideways > 0:
         problems.append(f"the page scrolls sideways at {PHONE['width']} px (by {sideways} px)")
     return problems
@@ -236,5 +246,6 @@ def test_the_rules_catch_a_broken_page(browser, tmp_path):
     print(text)
     for expected in ("NaN or nan", "a pandas dtype: line", "a dict repr", "an identifier in unrendered backticks",
                      "image without a caption", "alt text is no description", "px wide in a content column",
-                     "What held box below the fold", "scrolls sideways at 390 px"):
+                     "What held box below the fold", "scrolls sideways at 390 px",
+                     "not inside the first screen", "not within two screens"):
         assert expected in text, f"the rule {expected!r} did not fire on the broken page:\n{text}"

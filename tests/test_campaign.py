@@ -31,7 +31,27 @@ def test_bad_budget_names_the_option(text):
         c.parse_budget(text)
 
 
+def test_the_seeds_plans_gpu_queue_comes_first():
+    from dpnotes.experiments import plan
+
+    gpu = [r for r in plan.load().rows if r.where == "gpu"]
+    assert gpu
+    for row in gpu:
+        paper = row.claim.split(".", 1)[0]
+        assert all(c.tier(paper, e) == 0 for e in row.experiments)
+
+
 def test_tiers_follow_the_seeds_plan():
+    from dpnotes.experiments import plan
+
+    plan._OVERRIDE.append(plan.Plan("", ()))  # the tiers below the seeds plan's GPU queue
+    try:
+        _tiers()
+    finally:
+        plan._OVERRIDE.pop()
+
+
+def _tiers():
     assert c.tier("dplis", "table2.mnist_cnn.eps1_99.r10") == 1
     assert c.tier("dpis", "mnist.eps3.dpis") == 2
     assert c.tier("dpis", "mnist.eps3.dpsgd_hf") == 2

@@ -1,5 +1,5 @@
 """The README's generated blocks are what the library prints now: the verdict rules
-(:func:`dpnotes.report.verdicts.rules_markdown`) and the seeds plan (:func:`dpnotes.experiments.plan.markdown`).
+(:func:`dpnotes.report.verdicts.rules_markdown`) and the seeds plan (:func:`dpnotes.report.seeds_plan.markdown`).
 Regenerate them after changing either (the block between the markers)."""
 
 import os
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from dpnotes.experiments import plan
+from dpnotes.report import seeds_plan
 from dpnotes.report.verdicts import rules_markdown
 
 README = os.path.join(os.path.dirname(__file__), os.pardir, "README.md")
@@ -21,6 +21,6 @@ def block(name: str) -> str:
 
 
 @pytest.mark.parametrize("name, make", [("rules", lambda: rules_markdown().split("\n", 2)[2]),
-                                         ("plan", plan.markdown)])
+                                         ("plan", seeds_plan.markdown)])
 def test_a_generated_readme_block_is_current(name, make):
     assert block(name) == make(), f"README block {name!r} is stale: regenerate it"

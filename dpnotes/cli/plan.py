@@ -1,5 +1,5 @@
-"""``dpnotes plan``: the committed seeds plan (:mod:`dpnotes.experiments.plan`), its status in a
-results store, and the runs it still asks for on the CPU or the GPU."""
+"""``dpnotes plan``: the committed seeds plan (:mod:`dpnotes.experiments.plan`), its status in a results
+store, and the runs it still asks for on the CPU or the GPU (:mod:`dpnotes.report.seeds_plan`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def register(sub) -> None:
 
 
 def main(args) -> int:
-    from dpnotes.experiments import plan
+    from dpnotes.report import seeds_plan as plan
 
     store = Store(args.results)
     if args.results is not None and not store.root.is_dir():
