@@ -148,7 +148,8 @@ def dumps(plan: Plan) -> str:
         return str(v)
 
     out = ["# The seeds plan (dpnotes.experiments.plan): made by dpnotes.report.seeds_plan.propose() from the",
-           "# records of the day, then frozen. Its commit is the preregistration of the runs it adds; edit only to add a new plan.",
+           "# records of the day, then frozen. Its commit is the preregistration of the runs it adds;",
+           "# edit only to add a new plan.",
            f'fixed = "{plan.fixed}"', ""]
     for row in plan.rows:
         out.append("[[row]]")
