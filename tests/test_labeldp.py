@@ -89,10 +89,13 @@ def test_jax_k_star_uses_the_denominator_of_k_minus_1():
 @pytest.mark.parametrize("profile", PROFILES)
 def test_configs_resolve_to_valid_unique_specs(profile):
     configs = labeldp.configs(profile)
-    if profile == "paper":  # Table 1's CIFAR-10 runs come last (tests/test_paper_scale.py)
-        cifar = labeldp.cifar10_configs()
-        assert configs[-len(cifar):] == cifar
-        configs = configs[:-len(cifar)]
+    if profile == "paper":  # Table 1's CIFAR-10 runs, then Table 4 on App. B's Inception, come last
+        cifar, appb = labeldp.cifar10_configs(), labeldp.appb_configs()  # (tests/test_paper_scale.py)
+        assert configs[-len(cifar) - len(appb):] == cifar + appb
+        specs = [resolve(c) for c in appb]
+        assert len({s.id for s in specs}) == len(specs) == 3 * 2 * 9  # seeds 0-2 x 2 data sets x Table 4's 9 cells
+        assert {s.model for s in specs} == {"labeldp-inception"} and {s.seed for s in specs} == {0, 1, 2}
+        configs = configs[:-len(cifar) - len(appb)]
     specs = [resolve(c) for c in configs]
     assert len({s.id for s in specs}) == len(specs)
     assert len({(c["experiment"], c["seed"]) for c in configs}) == len(configs)
@@ -105,7 +108,8 @@ def test_configs_resolve_to_valid_unique_specs(profile):
 
         plan._OVERRIDE.append(plan.Plan("", ()))
         try:
-            configs = [c for c in labeldp.configs(profile) if c["dataset"] != "cifar10"]
+            configs = [c for c in labeldp.configs(profile) if c["dataset"] != "cifar10"
+                       and c["model"] != labeldp.APPB_MODEL]  # the GPU-scale tails: checked above
         finally:
             plan._OVERRIDE.pop()
         stages = sorted(c["method_config"].get("stages", 1) for c in configs)
@@ -126,7 +130,8 @@ def test_configs_resolve_to_valid_unique_specs(profile):
 
 
 def test_table4_cells_map_to_paper_configs():
-    names = {c["experiment"] for c in labeldp.configs("paper") if c["experiment"].startswith("table4.")}
+    names = {c["experiment"] for c in labeldp.configs("paper") if c["experiment"].startswith("table4.")
+             and c["model"] == labeldp.MODEL}  # the small CNN's cells (the App. B model's: .appb)
     cells = list(labeldp.table4_cells())
     assert len(cells) == 18 and {e for _, e, _ in cells} == names
     ids = {c.id for c in claims.load("labeldp")}
@@ -280,7 +285,7 @@ def _table4_records(acc, seeds=(0,)):
     or ``acc(short, stages, eps, seed)`` when several seeds are asked for."""
     out = []
     for c in labeldp.configs("paper"):
-        if not c["experiment"].startswith("table4.") or c["seed"] not in seeds:
+        if not c["experiment"].startswith("table4.") or c["seed"] not in seeds or c["model"] != labeldp.MODEL:
             continue
         short, lp, e = c["experiment"].split(".")[1:]
         eps = math.inf if e == "epsinf" else float(e[3:])

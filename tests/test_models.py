@@ -336,3 +336,44 @@ def test_tf_text_rnn_equals_packed_bidirectional_lstms_on_ragged_batches():
     _, (h, _) = refs[1](out)
     expected = model.classifier(torch.cat([h[0], h[1]], dim=1))
     torch.testing.assert_close(model(tokens), expected, rtol=1e-5, atol=1e-6)
+
+
+def test_labeldp_inception_is_app_b_simplified_inception():
+    """LabelDP App. B's simplified Inception: the layer list's widths, the parameter count and
+    forward MACs its docstring prints, 10 logits per 1x28x28 image (pixels / 255, as the MNIST
+    path feeds it), BatchNorm's train and eval modes, and a backward pass reaching every weight."""
+    from dpnotes.models import inception
+
+    torch.manual_seed(0)
+    model = models.create("labeldp-inception")
+    assert not models.per_example("labeldp-inception")  # BatchNorm mixes a batch: no DP-SGD
+    assert models.spec("labeldp-inception").input_shape == (1, 28, 28)
+    assert model.stem[0].weight.shape == (96, 1, 3, 3)
+    blocks = [m for m in model.modules() if isinstance(m, inception.Block)]
+    assert [(b.branch1[0].out_channels, b.branch3[0].out_channels) for b in blocks] == [
+        (32, 32), (32, 48), (112, 48), (96, 64), (80, 80), (48, 96), (176, 160), (176, 160)]
+    assert [b.branch3[0].kernel_size for b in blocks] == [(3, 3)] * 8 and blocks[0].branch1[0].kernel_size == (1, 1)
+    strided = [m for m in model.modules() if isinstance(m, nn.Conv2d) and m.stride == (2, 2)]
+    assert [(m.in_channels, m.out_channels) for m in strided] == [(80, 160), (144, 240)]
+    convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
+    assert len(convs) == 1 + 2 * 8 + 2 and all(m.bias is None for m in convs)
+    assert sum(isinstance(m, nn.BatchNorm2d) for m in model.modules()) == len(convs)
+    assert model.classifier.weight.shape == (10, 336)
+    assert sum(p.numel() for p in model.parameters()) == inception.PARAMETERS == 1_894_058
+    assert inception.forward_macs(model) == inception.FORWARD_MACS == 223_299_104
+    assert model.training  # forward_macs leaves the mode as it found it
+
+    x = torch.rand(6, 1, 28, 28)  # pixels / 255
+    y = torch.randint(0, 10, (6,))
+    before = model.stem[1].running_mean.clone()
+    out = model(x)
+    assert out.shape == (6, 10)
+    assert not torch.equal(model.stem[1].running_mean, before)  # train mode: batch statistics, updated
+    torch.testing.assert_close(model(x[:3])[0], model(x[:3])[0])
+    assert not torch.allclose(model(x[:3])[0], out[0])  # train mode: an example's logits depend on its batch
+    nn.functional.cross_entropy(out, y).backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in model.parameters())
+    model.eval()
+    frozen = model.stem[1].running_mean.clone()
+    torch.testing.assert_close(model(x[:3]), model(x)[:3])  # eval mode: running statistics, per example
+    assert torch.equal(model.stem[1].running_mean, frozen)

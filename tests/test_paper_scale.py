@@ -217,3 +217,49 @@ def test_warmup_step_schedule_is_app_b_cifar10():
     lr = [learning_rate(t, epoch * 10, 10) for epoch in (0, 15, 30, 59, 60, 120, 180, 199)]
     assert lr == pytest.approx([0.0, 0.2, 0.4, 0.4, 0.04, 0.004, 0.0004, 0.0004])
     assert learning_rate(t, 75, 10) == pytest.approx(0.4 * 75 / 300)  # warming up
+
+
+# --------------------------------------------------------------------------------------
+# LabelDP Table 4 on App. B's simplified Inception (issue 47).
+
+def test_labeldp_app_b_runs_are_the_small_cnn_cells_on_the_inception():
+    """Each App. B run is the small-CNN run of the same Table 4 cell and seed with the model
+    swapped (App. B's recipe: batch 256, momentum 0.9, 0 -> 0.02 -> 0 linearly, 40 epochs a
+    stage), GPU-scale on one CPU thread, within a 15-minute campaign slot on CUDA, and picked
+    by the campaign with Table 4's tier."""
+    from dpnotes import campaign
+
+    small = {(c["experiment"], c["seed"]): c for c in labeldp.configs("paper") if c["model"] == labeldp.MODEL}
+    appb = labeldp.appb_configs()
+    assert len(appb) == len(labeldp.APPB_SEEDS) * 2 * (5 + 4) == 54
+    for c in appb:
+        twin = small[c["experiment"].removesuffix(".appb"), c["seed"]]
+        assert {**c, "experiment": twin["experiment"], "model": twin["model"]} == twin
+        spec = resolve(c)
+        assert spec.model == "labeldp-inception" and (spec.train["batch_size"], spec.train["epochs"]) == (256, 40)
+        assert (spec.train["momentum"], spec.train["lr"], spec.train["lr_schedule"], c["train"]["lr_warmup"]) == (
+            0.9, 0.02, "warmup_linear", 0.15)
+        stages = spec.method_config.get("stages", 1)
+        assert cost.gpu_scale(cost.bench_seconds(spec, "cpu"))
+        assert cost.bench_seconds(spec, "cuda") < 15 * 60 / 2
+        assert cost.bench_seconds(spec, "cuda") == pytest.approx(stages * cost.bench_seconds(
+            resolve(appb[0]), "cuda"))  # LP-2ST priced as two full stages (an upper bound)
+        assert campaign.tier("labeldp", spec.experiment) <= campaign.LAST_TIER
+
+
+def test_labeldp_inception_cuda_figure_is_its_flops_at_the_basis_cnn_rate():
+    from dpnotes import models
+    from dpnotes.models.inception import forward_macs
+
+    basis = cost.LABELDP_INCEPTION_CUDA_BASIS
+    macs = {n: forward_macs(models.create(n), models.spec(n).input_shape) for n in (basis, "labeldp-inception")}
+    assert cost.BENCH["cuda"]["labeldp-inception"]["nonprivate"] == round(
+        cost.BENCH["cuda"][basis]["nonprivate"] * macs[basis] / macs["labeldp-inception"])
+
+
+def test_labeldp_app_b_two_stage_config_runs(one_thread):
+    config = next(c for c in labeldp.appb_configs() if c["experiment"] == "table4.fmnist.lp_2st.eps1.appb")
+    small = _cut(config, epochs=1, steps=2, batch=16, train=64, test=32)
+    out = labeldp.execute(resolve(small), progress=False)
+    assert len(out["final"]["lp_mst"]["stage_sizes"]) == 2 and out["final"]["steps"] == 2
+    assert math.isfinite(out["final"]["test_loss"])

@@ -42,7 +42,14 @@ COMMITTED = Path(__file__).resolve().parents[2] / "results"
 # 2026-11-26 (batch 128, non-private only, load 4.0: `dpnotes bench --models resnet18v2
 # --batch-size 128 --methods nonprivate --steps 5 --threads 1`). CUDA: the README's ghost table,
 # 2026-11-25, one H100 at each model's paper batch (load about 90: conservative); no smoothed
-# step was timed there, so a DPlis step is priced as K ghost steps.
+# step was timed there, so a DPlis step is priced as K ghost steps. labeldp-inception (LabelDP
+# App. B's simplified Inception, non-private only): CPU measured 2026-11-27 on the AMD EPYC (Zen 5),
+# one thread, batch 256, load 4.8 (`dpnotes bench --models labeldp-inception --batch-size 256
+# --methods nonprivate --steps 10 --threads 1`: 4.67 s a step, wall; about 2.0 s of it CPU time, the
+# rest the other processes' share of the cores). CUDA not measured (no GPU was lent): derived from
+# the FLOPs at the throughput the CUDA table's heaviest plain CNN reached (LABELDP_INCEPTION_CUDA_BASIS;
+# tests check the figure).
+LABELDP_INCEPTION_CUDA_BASIS = "sadpsgd-cifar-cnn"
 BENCH = {
     "cpu": {
         "tf-mnist-cnn": {"ghost": 5394, "func": 3989, "nonprivate": 5953, "dplis": 459},
@@ -58,6 +65,7 @@ BENCH = {
         "scatternet-cifar-cnn": {"ghost": 523, "func": 360, "nonprivate": 1255},
         "dpis-imdb-bilstm": {"ghost": 631, "nonprivate": 646},
         "resnet18v2": {"nonprivate": 12.2},
+        "labeldp-inception": {"nonprivate": 55},
     },
     "cuda": {
         "tf-mnist-cnn": {"ghost": 53331, "func": 49562, "nonprivate": 131609},
@@ -70,6 +78,10 @@ BENCH = {
         "sadpsgd-cifar-cnn": {"ghost": 45145, "func": 46302, "nonprivate": 162759},
         "scatternet-cnn": {"ghost": 56112, "func": 133268, "nonprivate": 402601},
         "scatternet-cifar-cnn": {"ghost": 63070, "func": 101926, "nonprivate": 868574},
+        # sadpsgd-cifar-cnn's non-private rate x its forward MACs / the Inception's (38.9 M / 223.3 M a
+        # 28x28 image, dpnotes.models.inception.forward_macs): the 38 TFLOP/s (a training step taken as
+        # 3 forward passes) that CNN reached on the H100; an H200 has the H100's compute
+        "labeldp-inception": {"nonprivate": 28351},
     },
 }
 BENCH_K = 10  # the K of the CPU "dplis" figures

@@ -9,7 +9,7 @@ eval mode: no in-place ops, recurrent layers written from matmuls. Models that c
 features (the ScatterNet CNNs) name their feature extractor: ``preprocessor(name)``.
 """
 
-from dpnotes.models import cnn, mlp, recsys, resnet, scatternet, text  # noqa: F401  (they register their models)
+from dpnotes.models import cnn, inception, mlp, recsys, resnet, scatternet, text  # noqa: F401  (they register their models)
 from dpnotes.models.registry import (
                                      ModelSpec,
                                      create,

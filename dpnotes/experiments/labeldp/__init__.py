@@ -60,6 +60,8 @@ from .cells import (
 )
 from .not_run import _MEASURED, NOT_RUN_DEFAULT, not_run_table, reasons
 from .runs import (
+    APPB_MODEL,
+    APPB_SEEDS,
     APPE_SEEDS,
     CIFAR_COLUMNS,
     CIFAR_MEAN,
@@ -94,6 +96,8 @@ from .runs import (
     WEIGHT_DECAY,
     _eps_name,
     _jax_row,
+    appb_config,
+    appb_configs,
     cifar10_config,
     cifar10_configs,
     configs,
@@ -127,7 +131,7 @@ _LAZY = {**{name: ".privacy" for name in (
 
 
 __all__ = [
-    'APPE_SEEDS',
+    'APPB_MODEL', 'APPB_SEEDS', 'appb_config', 'appb_configs', 'APPE_SEEDS',
     '_eps_name', '_jax_row', '_lpmst_law', '_MEASURED', 'APPC_EPSILONS', 'CHECK_SEED', 'cifar10_config',
     'cifar10_configs', 'CIFAR_COLUMNS', 'CIFAR_MEAN', 'CIFAR_MODEL', 'CIFAR_STD', 'configs', 'DATA_VERSION',
     'DATASETS', 'DIRICHLET', 'dp_violation', 'EPSILONS', 'execute', 'EXTRA_SEEDS_AT', 'figure_curves',

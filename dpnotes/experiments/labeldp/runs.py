@@ -229,6 +229,33 @@ def cifar10_configs() -> list[dict]:
     return out + [cifar10_config(math.inf, 1)]
 
 
+# Table 4 on App. B's own MNIST / Fashion-MNIST model (issue 47): the simplified Inception
+# (dpnotes.models.inception) in place of the small CNN, every other setting the small-CNN cell's
+# (_config: batch 256, SGD momentum 0.9, lr 0 -> 0.02 over 15 % then linearly to 0, 40 epochs a
+# stage, weight decay 1e-4, the data set's RECIPE of augmentation and mixup, the JAX split and
+# temperature), so that an App. B cell minus the small-CNN cell of the same eps and seed measures
+# the architecture alone. LP-1ST at every TABLE4_EPSILONS, LP-2ST at the finite ones, seeds
+# APPB_SEEDS (paired: the same seeds, hence the same label releases, in every cell). GPU-scale
+# (about half a day of one CPU thread per stage): the paper profile's last runs.
+APPB_MODEL = "labeldp-inception"
+APPB_SEEDS = (0, 1, 2)
+
+
+def appb_config(dataset: str, epsilon: float, stages: int, seed: int = 0) -> dict:
+    """Table 4's LP-1ST (``stages`` 1) or LP-2ST cell on ``dataset`` at ``epsilon`` with App. B's
+    simplified Inception (the comment above): experiment ``table4.<data>.lp_<k>st.eps<e>.appb``."""
+    config = _config("paper", dataset, epsilon, stages, seed)
+    config["experiment"] += ".appb"
+    config["model"] = APPB_MODEL
+    return config
+
+
+def appb_configs() -> list[dict]:
+    """The App. B runs of Table 4, seed by seed (all cells of seed 0 first), MNIST first."""
+    return [appb_config(d, eps, stages, seed) for seed in APPB_SEEDS for d in DATASETS for eps in TABLE4_EPSILONS
+            for stages in ((1, 2) if math.isfinite(eps) else (1,))]
+
+
 def configs(profile: str) -> list[dict]:
     """``smoke``: LP-1ST and LP-2ST at eps 2 on an MNIST subset (CI). ``quick``: the same at eps 2
     on 6,000 MNIST images, 2 epochs a stage. ``paper``: the recipe selection on held-out training
@@ -237,8 +264,8 @@ def configs(profile: str) -> list[dict]:
     App. E's stage-1 fractions at eps 2 and Sec. 5.1's LP-3ST at eps 1 and 2 (seed 0), Table 3's
     LP rows on MovieLens-100k (the substitute for MovieLens-1M, seed 0), then seeds 1 and 2 of
     Table 4 at every eps, then of Sec. 5.1's LP-3ST (paired with LP-2ST's), then of App. E's
-    fractions and mixup pairs; MNIST first; last,
-    Table 1's CIFAR-10 runs (:func:`cifar10_configs`)."""
+    fractions and mixup pairs; MNIST first; then Table 1's CIFAR-10 runs (:func:`cifar10_configs`);
+    last, Table 4's cells on App. B's simplified Inception, seeds 0-2 (:func:`appb_configs`)."""
     validate.choice("profile", profile, PROFILES)
     if profile in ("smoke", "quick"):
         return [_config(profile, "mnist", SMOKE_EPSILON, stages) for stages in (1, 2)]
@@ -264,7 +291,8 @@ def configs(profile: str) -> list[dict]:
     out += [_config(profile, d, SPLIT_EPSILON, 2, seed, split=f) for seed in APPE_SEEDS[1:] for d in DATASETS
             for f in SPLIT_FRACTIONS if f != _jax_row(SPLIT_EPSILON)[2]]
     out += [_mixup_config(d, a, seed) for seed in APPE_SEEDS[1:] for d in DATASETS for a in (MIXUP_PROBE, 0.0)]
-    return plan.extend(PAPER, out) + cifar10_configs()  # the seeds the plan adds (dpnotes.experiments.plan)
+    # the seeds the plan adds (dpnotes.experiments.plan), then the GPU-scale tails
+    return plan.extend(PAPER, out) + cifar10_configs() + appb_configs()
 
 
 MOVIELENS = "movielens-100k"
