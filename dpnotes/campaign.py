@@ -42,6 +42,7 @@ from dpnotes.spec import RunSpec
 
 # (tier, paper, experiment glob): the README's seeds plan, headline and comparative claims first.
 PLAN: tuple[tuple[int, str, str], ...] = (
+    (1, "labeldp", "table4.*.appb"),  # fidelity (issue #47): Table 4 on the paper's own network, GPU-only
     (1, "dplis", "table2.*.eps1_99.*"),
     (1, "dplis", "table11.*.eps1_99.*"),
     (2, "dpis", "*.dpis"),
