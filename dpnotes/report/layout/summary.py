@@ -51,9 +51,17 @@ def answer(rows: list[dict], paper: str) -> tuple[str, str]:
 
 
 def _why_open(row: dict) -> str:
-    """Why an inconclusive claim is open, in a few words."""
+    """Why an inconclusive claim is open, in a few words (and what would decide it, from the seeds plan)."""
+    from dpnotes.experiments import plan
+
     if row.get("planned") and row.get("seeds") is not None and row["seeds"] < row["planned"]:
         return f"{row['seeds']} of {row['planned']} planned seeds run"
+    rows = [r for r in plan.current().rows if r.claim == row["id"] and r.where == "none"]
+    if rows:
+        r = rows[0]
+        return ("not decidable within budget: " + (f"more than {plan.N_MAX} seeds" if r.needed is None else
+                                                     f"{r.needed} seeds, {r.cpu_h:.0f} CPU-h or "
+                                                     f"{r.gpu_h or 0:.1f} GPU-h"))
     if row.get("seeds") == 1:
         return "one seed"
     if row.get("interval"):
