@@ -129,8 +129,9 @@ def _delta(row: dict) -> str | None:
     return f"Δ {row['ours'] - paper:+.{digits}f}".replace("-", "−")
 
 
-def basis(row: dict) -> str:
-    """What a verdict rests on, in words: seeds, paired, fidelity (the substitute named)."""
+def basis(row: dict, *, substitute: bool = True) -> str:
+    """What a verdict rests on, in words: seeds, paired, fidelity (the substitute named, unless
+    ``substitute`` is False: a grid names it once, in a footnote)."""
     parts = []
     n = seeds(row)
     if row.get("basis") and row["basis"] not in ("—", "computed"):  # the verdict's own: "3 of 18 planned seeds"
@@ -140,7 +141,7 @@ def basis(row: dict) -> str:
     elif row["kind"] == "exact" or (isinstance(row.get("evidence"), str) and row["evidence"].startswith("computed")):
         parts.append("computed")
     if row.get("fidelity") == "substitute":
-        parts.append("substitute: " + (row.get("substitute") or "see note"))
+        parts.append("substitute: " + (row.get("substitute") or "see note") if substitute else "substitute")
     elif row.get("fidelity") == "paper":
         parts.append("paper's settings")
     return ", ".join(parts)
@@ -174,8 +175,9 @@ def _cell(row: dict | None, notes: _Notes, reasons: dict[str, str]) -> str:
                 f'<span class="dpn-paper">{escape(paper_text(row))}</span> | –'
                 f'<span class="dpn-basis">not run ({key})</span></td>')
     label, mark, _ = BADGES[verdict]
-    extra = [p for p in (_delta(row), basis(row)) if p]
-    caveats = "".join(notes.ref(t) for t in (row.get("note"),) if t)
+    extra = [p for p in (_delta(row), basis(row, substitute=False)) if p]
+    sub = row.get("substitute") if row.get("fidelity") == "substitute" else None
+    caveats = "".join(notes.ref(t) for t in (sub and f"Substitute: {sub}", row.get("note")) if t)
     return (f'<td class="dpn-cell dpn-{verdict}" style="background:{tint}" data-claim="{escape(row["id"])}">'
             f'<span class="dpn-paper">{escape(paper_text(row))}</span> | <strong>{escape(ours_text(row))}</strong>'
             f'<span class="dpn-basis">{mark}' + (f" {escape(' · '.join(extra))}" if extra else f" {escape(label)}")
