@@ -93,20 +93,40 @@ class Campaign:
         return sum(p.seconds for p in self.picked if p.worker == worker and not p.chunk)
 
     def lines(self) -> list[str]:
-        """What the campaign runs, per worker, then what it leaves and why."""
-        out = [f"campaign: budget {self.budget_s:.0f} s, {self.workers} worker(s) on {self.device}"]
+        """What the campaign runs, per worker, then what it leaves and why; the tiers it uses, in words."""
+        out = [f"campaign: budget {duration(self.budget_s)}, {self.workers} worker(s) on {self.device}"]
         for w in range(self.workers):
             runs = [p for p in self.picked if p.worker == w]
-            out.append(f"worker {w}: {len(runs)} run(s), about {self.load(w):.0f} s")
-            out += [f"  {p.paper} {p.experiment} seed={p.seed}  ~{p.seconds:.0f} s  (tier {p.tier}; {p.basis})"
+            out.append(f"worker {w}: {len(runs)} run(s), about {duration(self.load(w))}")
+            out += [f"  {p.paper} {p.experiment} seed={p.seed}  ~{duration(p.seconds)}  (tier {p.tier}; {p.basis})"
                     + ("  [chunk: stopped at the budget's end, resumes next time]" if p.chunk else "")
                     for p in runs]
         unknown = [p for p in self.left if p.seconds is None]
         too_long = [p for p in self.left if p.seconds is not None]
         out.append(f"left for later: {len(too_long)} run(s) that do not fit, about "
-                   f"{sum(p.seconds for p in too_long):.0f} s on one worker"
+                   f"{duration(sum(p.seconds for p in too_long))} on one worker"
                    + (f"; {len(unknown)} without an estimate" if unknown else ""))
+        used = sorted({p.tier for p in self.picked + self.left})
+        out += ["tiers (lower runs first):"] + [f"  {t}: {TIERS.get(t, 'every other paper-profile run')}" for t in used]
         return out
+
+
+# The value tiers in words (dpnotes campaign prints the ones it uses).
+TIERS = {0: "the seeds plan's GPU queue (dpnotes plan --queue gpu): claims the CPU cannot decide in its budget",
+         1: "fidelity (LabelDP Table 4 on the paper's network) and DPlis Tables 2 and 11 at the first eps column",
+         2: "DPIS Table 3: DPIS and DP-SGD-HF", 3: "DPIS Table 3's raw-pixel baselines",
+         4: "SA-DPSGD Tables 1 and 3", 5: "LabelDP Table 4", 6: "the audits", 7: "DPIS's ablations, DPlis Table 9"}
+
+
+def duration(seconds: float | None) -> str:
+    """``seconds`` for a reader: "45 s", "12 min", "3.5 h", "—" when unknown."""
+    if seconds is None:
+        return "—"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 def parse_budget(text: str) -> float:

@@ -157,10 +157,14 @@ def test_dry_run_on_cpu_shows_a_15_minute_plan(tmp_path):
                "--results", str(tmp_path))
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[0] == "campaign: budget 900 s, 2 worker(s) on cpu"
-    loads = [float(line.split("about ")[1].split(" s")[0]) for line in lines if line.startswith("worker ")]
-    assert len(loads) == 2 and all(load <= 900 for load in loads)
-    assert lines[-1].startswith("left for later:")
+    assert lines[0] == "campaign: budget 15 min, 2 worker(s) on cpu"
+    scale = {"s": 1, "min": 60, "h": 3600}
+    loads = [float(a) * scale[u] for a, u in (line.split("about ")[1].split()[:2] for line in lines
+                                               if line.startswith("worker "))]
+    assert len(loads) == 2 and all(load <= 900 + 30 for load in loads)  # durations are rounded to the minute
+    left = next(i for i, line in enumerate(lines) if line.startswith("left for later:"))
+    assert lines[left + 1] == "tiers (lower runs first):" and all(line.startswith("  ") for line in lines[left + 2:])
+    assert "no CUDA device" not in out.stderr  # a CPU plan on a CPU
     assert not any(tmp_path.iterdir())  # a dry run writes nothing
 
 
@@ -190,3 +194,12 @@ def test_a_checkpointed_run_is_estimated_from_what_is_left(tmp_path):
     assert done_seconds(folder, spec) == 42.5
     (folder / f"{spec.id}.segments.json").write_text("{trunc")
     assert done_seconds(folder, spec) == 0.0
+
+
+@pytest.mark.parametrize("seconds, text", [(45, "45 s"), (720, "12 min"), (12600, "3.5 h"), (None, "—")])
+def test_durations_read_in_s_min_or_h(seconds, text):
+    assert c.duration(seconds) == text
+
+
+def test_every_tier_of_the_plan_is_explained():
+    assert {t for t, _, _ in c.PLAN} | {0} <= set(c.TIERS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 PAPERS = ("dplis", "dpis", "sadpsgd", "labeldp", "gdp", "audit")  # dpnotes.campaign.PAPERS
 
 
@@ -30,6 +32,14 @@ def register(sub) -> None:
     p.add_argument("--dry-run", "--list", dest="dry_run", action="store_true",
                    help="show what would run on each worker and what is left; run nothing")
     p.set_defaults(func=main)
+
+
+def _cuda_here() -> bool:
+    """Whether an NVIDIA GPU is visible, without importing torch (a dry run trains nothing)."""
+    import glob
+    import shutil
+
+    return bool(glob.glob("/dev/nvidia[0-9]*")) or shutil.which("nvidia-smi") is not None
 
 
 def main(args) -> int:
@@ -61,6 +71,9 @@ def main(args) -> int:
     campaign = c.plan(c.candidates(papers, args.device, store, exclude), budget_s=budget, workers=workers,
                       device=args.device, chunks=args.chunks)
     print("\n".join(campaign.lines()))
+    if args.dry_run and args.device == "cuda" and not _cuda_here():
+        print("campaign: warning: no CUDA device on this machine: this plan is for a GPU machine "
+              "(run it there, or plan for this one with --device cpu)", file=sys.stderr)
     if args.dry_run:
         return 0
     summary = c.execute(campaign, results=store.root, threads=args.threads)
