@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -70,3 +71,14 @@ def test_cuda_requested_without_cuda(monkeypatch):
     with pytest.raises(ValueError, match="no CUDA device"):
         resolve_device("cuda")
     assert resolve_device("auto") == "cpu"
+
+
+@pytest.mark.mirror
+def test_a_run_with_everything_stored_says_nothing_to_run_and_that_quick_records_feed_no_verdict(tmp_path):
+    import shutil
+
+    src = Path(__file__).resolve().parent.parent / "results" / "gdp" / "quick"
+    shutil.copytree(src, tmp_path / "gdp" / "quick")
+    out = dpnotes("run", "gdp", "--profile", "quick", "--no-progress", "--results", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "nothing to run: all" in out.stdout and "feed no verdict" in out.stdout

@@ -105,7 +105,14 @@ def main(args) -> int:
         executor = executors.create("local", threads=args.threads)
     else:
         executor = executors.create("ray", threads=args.threads, **given)
+    wanted = specs(args.paper, args.profile, args.only, args.seeds)
+    before = sum(store.has(s) for s in wanted)
     records = run_paper(args.paper, args.profile, only=args.only, seeds=args.seeds, device=args.device, store=store,
                         progress=not args.no_progress, executor=executor)
-    print(f"{args.paper} [{args.profile}]: {len(records)} record(s) in {store.root}")
+    new = len(records) - before
+    print(f"{args.paper} [{args.profile}]: " + (f"{new} new, {before} already stored" if new else
+                                                f"nothing to run: all {before} already stored") + f" in {store.root}")
+    if args.profile != "paper":
+        print(f"note: {args.profile}-profile records show the pipeline works; they feed no verdict (only "
+              "paper-profile records are compared with the papers)")
     return 0
