@@ -53,3 +53,14 @@ def pytest_runtest_setup(item):
 def pytest_sessionfinish(session, exitstatus):
     for store in _STORES.values():
         shutil.rmtree(store, ignore_errors=True)
+
+
+@pytest.fixture
+def no_seeds_plan():
+    """The paper profiles as their own modules define them, without the seeds plan's additions
+    (:mod:`dpnotes.experiments.plan`; tests/test_plan.py tests those)."""
+    from dpnotes.experiments import plan
+
+    plan._OVERRIDE.append(plan.Plan("", ()))
+    yield
+    plan._OVERRIDE.pop()

@@ -137,6 +137,7 @@ def test_configs_are_valid_unique_specs(profile):
         assert s.method in ("dpsgd", "dplis")
 
 
+@pytest.mark.usefixtures("no_seeds_plan")
 def test_paper_configs_are_the_eps1_99_cells_of_tables_2_and_11():
     long = dplis.long_configs()  # the long runs: tests/test_paper_scale.py
     paper = dplis.configs("paper")

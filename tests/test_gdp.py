@@ -182,6 +182,7 @@ def test_configs_are_complete_serialisable_and_unique(profile):
     assert {"figure4.bottom.ma", "figure4.bottom.clt", "table3.private", "table4.private"} <= experiments
 
 
+@pytest.mark.usefixtures("no_seeds_plan")
 def test_paper_configs_use_the_papers_settings():
     cs = [c for c in gdp.configs("paper") if c["experiment"].startswith("table1")]
     assert [c["seed"] for c in cs] == sorted(c["seed"] for c in cs)  # seed-major

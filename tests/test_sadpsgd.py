@@ -168,6 +168,7 @@ def test_configs_resolve_to_valid_unique_specs(profile):
             assert s.train["target_epsilon"] is not None or s.train["max_accepted_steps"] is not None
 
 
+@pytest.mark.usefixtures("no_seeds_plan")
 def test_paper_profile_runs_to_the_papers_budgets_with_enough_epochs():
     configs = sa.configs("paper")
     assert configs[-2:] == sa.figure4_configs()  # Figure 4's two runs: tests/test_paper_scale.py
