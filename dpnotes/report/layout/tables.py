@@ -82,7 +82,8 @@ def _dpis_table3() -> Grid:
     datasets = [("MNIST", "mnist"), ("Fashion-MNIST", "fmnist"), ("CIFAR-10", "cifar10"), ("IMDb", "imdb")]
     methods = [("DPIS", "dpis"), ("DP-SGD-HF", "dpsgd_hf"), ("DP-SGD-TS", "dpsgd_ts"),
                ("DP-SGD-Decay", "dpsgd_decay"), ("DP-SGD", "dpsgd"), ("non-private", "non_dp")]
-    columns = [(f"ε = {e.replace('_', '.')}", e) for e in ("eps0_5", "eps1", "eps2", "eps3", "eps4")]
+    columns = [(f"ε = {e.removeprefix('eps').replace('_', '.')}", e)  # the header as printed: ε = 0.5, 1, ...
+               for e in ("eps0_5", "eps1", "eps2", "eps3", "eps4")]
 
     def cell(g, r, c):
         if r == "non_dp":  # one value per data set, under the first column
