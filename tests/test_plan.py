@@ -95,3 +95,14 @@ def test_the_planned_n_decides_in_simulation(p, margin, sd, means, sign):
         against = (hi < p - margin) | (lo > p + margin) | wrong
         decided = (reproduced | against).mean()
         assert decided >= 0.8 - 4 * np.sqrt(0.8 * 0.2 / draws), (mean, n, decided)
+
+
+def test_the_plan_table_names_its_commit_and_each_rows_status(tmp_path):
+    from dpnotes.report import seeds_plan
+    from dpnotes.results import Store
+
+    text = seeds_plan.markdown(seeds_plan.table(Store(tmp_path)))
+    assert all(f"`{r.claim}`" in text for r in plan.load().rows)
+    assert f"Fixed {plan.load().fixed}" in text and "run |" in text
+    commit = seeds_plan._plan_commit()
+    assert commit is None or f"committed in {commit}" in text

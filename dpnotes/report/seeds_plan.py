@@ -58,6 +58,21 @@ def queue(where: str, store) -> list[tuple[str, str, tuple[int, ...]]]:
     return out
 
 
+def _plan_commit() -> str | None:
+    """The commit that added ``plan.toml`` (the preregistration), from git where the package is a checkout."""
+    import subprocess
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "experiments" / "plan.toml"
+    try:
+        out = subprocess.run(["git", "log", "--diff-filter=A", "--format=%h %cs", "--", path.name],
+                             cwd=path.parent, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    line = out.stdout.strip().splitlines()[-1:] if out.returncode == 0 else []
+    return line[0].replace(" ", " on ") if line else None
+
+
 def table(store) -> list[dict]:
     """The plan as rows for the README and the book: claim, pilot SD, seeds now / needed / planned,
     cost, where, and status (the planned seeds with a record: the fewest over its experiments)."""
@@ -98,7 +113,8 @@ def markdown(rows: list[dict] | None = None) -> str:
         lines.append("| " + " | ".join(cells + ([r["status"]] if status else [])) + " |")
     total = {w: sum(r.cpu_h if w == "cpu" else (r.gpu_h or 0) for r in p.rows if r.where == w) for w in WHERE[:2]}
     lines.append("")
-    lines.append(f"Fixed {p.fixed}; {len(p.rows)} rows: {sum(r.where == 'cpu' for r in p.rows)} on the CPU "
+    fixed = p.fixed + (f", committed in {commit}" if status and (commit := _plan_commit()) else "")
+    lines.append(f"Fixed {fixed}; {len(p.rows)} rows: {sum(r.where == 'cpu' for r in p.rows)} on the CPU "
                  f"({total['cpu']:.1f} CPU-h), {sum(r.where == 'gpu' for r in p.rows)} queued for the GPU "
                  f"({total['gpu']:.1f} GPU-h), {sum(r.where == 'none' for r in p.rows)} not decidable within "
                  f"budget (more than {N_MAX} seeds, or over {CPU_BUDGET_H:g} CPU-h and {GPU_BUDGET_H:g} GPU-h).")
