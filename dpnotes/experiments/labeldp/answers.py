@@ -48,7 +48,6 @@ def _table4(records: list[dict]) -> list[Measurement]:
             rs = paper[experiment]
             short = claim_id.split(".")[2]
             seeds = [Record.of(r).seed for r in rs]
-            # a seed without its own eps = inf run takes the mean gap of the seeds that have one (said so)
             mean_gap = sum(gap[short].values()) / len(gap[short]) if len(gap[short]) >= 2 else None
             same = all(s in gap[short] for s in seeds)
             explained = ((("our small CNN's non-private gap to the paper's network (LP-1ST at eps = inf, same seed"
