@@ -121,3 +121,25 @@ def repeat_and_select_rdp(orders, rdp, mean: float, shape: float) -> np.ndarray:
 def _monotone(a: np.ndarray, out: np.ndarray) -> np.ndarray:
     """``out[i] = min(out[j] for a[j] >= a[i])`` for orders in any order."""
     return np.array([out[a >= x].min() for x in a])
+
+
+def sample_trials(mean: float, shape: float, rng) -> int:
+    """One draw of K (``rng``: a ``numpy.random.Generator``): Poisson(mean) for ``shape = inf``, else
+    the truncated negative binomial of Definition 1 by inverting its CDF (pmf term by term)."""
+    mean, shape = check_distribution(mean, shape)
+    if math.isinf(shape):
+        return int(rng.poisson(mean))
+    gamma, u = tnb_gamma(shape, mean), float(rng.random())
+    if gamma == 1:
+        return 1
+    k, cdf = 0, 0.0
+    prod = 1.0  # prod_{l < k} (l + eta) / (l + 1)
+    while cdf < u and k < 10**6:
+        k += 1
+        if shape == 0:
+            p = (1 - gamma) ** k / (k * math.log(1 / gamma))
+        else:
+            prod *= (k - 1 + shape) / k
+            p = (1 - gamma) ** k / (gamma ** -shape - 1) * prod
+        cdf += p
+    return k
