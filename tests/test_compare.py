@@ -54,7 +54,8 @@ def test_cpu_part_and_campaign_tiers():
     assert campaign.tier("compare", "mnist.scatternet-cnn.eps2.dpsgd.default") == 1.5
     fidelity = [t for t, paper, glob in campaign.PLAN if paper == "labeldp" and glob.endswith(".appb")]
     assert fidelity == [1] and 1.5 < min(t for t, paper, _ in campaign.PLAN if paper == "dpis")
-    assert {glob for t, paper, glob in campaign.PLAN if paper == "compare" and t == campaign.LAST_TIER} == set(S.CPU_PART)
+    cpu_part = {glob for t, paper, glob in campaign.PLAN if paper == "compare" and t == campaign.LAST_TIER}
+    assert cpu_part == set(S.CPU_PART)
     spec = resolve(runs.config("paper", "mnist", "tf-mnist-cnn", 1.0, "dpsgd", "tuned", 0))
     assert compare.estimate_seconds(spec) > compare.estimate_seconds(spec, "cuda") > 0
 
@@ -62,7 +63,8 @@ def test_cpu_part_and_campaign_tiers():
 def _record(kind="tuned", charged=True, acc=0.9, method="dpsgd", seed=0):
     trial = P.trial_ledger("dpsgd", 1.3, 0.01, 10, 1)
     ledger = Ledger().append(P.tuning_event(trial)) if charged else trial
-    return {"id": f"{method}{seed}{kind}", "spec": {"experiment": f"mnist.tf-mnist-cnn.eps1.{method}.{kind}", "seed": seed},
+    experiment = f"mnist.tf-mnist-cnn.eps1.{method}.{kind}"
+    return {"id": f"{method}{seed}{kind}", "spec": {"experiment": experiment, "seed": seed},
             "privacy": {"ledger": ledger.to_json(), "epsilon": price(ledger, S.DELTA, "rdp")},
             "final": {"analysis": {"report_acc": acc}, "tuning": {"trial_bound": "planned"}},
             "provenance": {"wall_time_s": 10.0}}

@@ -113,6 +113,6 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
     ledger = Ledger().append(P.tuning_event(inner))
     best["privacy"]["ledger"] = ledger.to_json()
     best["privacy"]["epsilon"] = price(ledger, spec.train["delta"], list(spec.train["accountants"]))
-    best["final"]["tuning"] = {"trials": len(trials), "selected": best_i, "candidate": dict(tuning["candidates"][best_i]),
-                               "trial_bound": bound}
+    best["final"]["tuning"] = {"trials": len(trials), "selected": best_i,
+                               "candidate": dict(tuning["candidates"][best_i]), "trial_bound": bound}
     return best
