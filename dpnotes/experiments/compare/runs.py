@@ -9,6 +9,8 @@ paper's own setting at the target eps, no selection). Profiles: ``paper`` is the
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from dpnotes import validate
@@ -65,6 +67,8 @@ def config(profile: str, dataset: str, model: str, epsilon: float, method: str, 
              "clip": default["clip"], "noise_multiplier": 1.0 if method == "dpis" else scale,
              "sampling": "poisson", "steps_per_epoch": "floor", "grad_backend": "ghost", "delta": S.DELTA,
              "accountants": [S.ACCOUNTANT], "seed": seed}
+    if method == "dplis":  # DPlis steps on the noisy sum (lr = eta/L): the same step as lr on the mean
+        train.update(normalize="none", lr=default["lr"] / S.BATCH)
     analysis = {"validation": S.VALIDATION[profile], "target_epsilon": epsilon}
     if tuned:
         analysis["tuning"] = {**S.TUNING, "candidates": candidates(method, dataset, seed),
@@ -127,7 +131,12 @@ def estimate_seconds(spec, device: str = "cpu") -> float:
 
 def plan(profile: str = "paper") -> list[dict]:
     """One row per (cell, method): runs, CPU-h, GPU-h, and where they run (``cpu``: the CPU part,
-    :data:`settings.CPU_PART`; ``gpu``: the campaign queue)."""
+    :data:`settings.CPU_PART`; ``gpu``: the campaign queue). Computed once per process."""
+    return [dict(row) for row in _plan(validate.choice("profile", profile, PROFILES))]
+
+
+@lru_cache(maxsize=None)
+def _plan(profile: str) -> tuple:
     import fnmatch
 
     from dpnotes.experiments import resolve
@@ -143,4 +152,4 @@ def plan(profile: str = "paper") -> list[dict]:
         row["trials"] += len(spec.analysis.get("tuning", {}).get("candidates", [None]))
         row["cpu_h"] += estimate_seconds(spec, "cpu") / 3600
         row["gpu_h"] += estimate_seconds(spec, "cuda") / 3600
-    return list(rows.values())
+    return tuple(rows.values())

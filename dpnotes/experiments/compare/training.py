@@ -62,7 +62,8 @@ def accuracy(model, data, device: str) -> float:
 
 
 def _trial_spec(spec, knobs: dict, trial: int):
-    train = {**spec.train, "lr": knobs["lr"], "clip": knobs["clip"], "seed": 1000 * spec.seed + trial + 1}
+    lr = knobs["lr"] / spec.train["batch_size"] if spec.train.get("normalize") == "none" else knobs["lr"]
+    train = {**spec.train, "lr": lr, "clip": knobs["clip"], "seed": 1000 * spec.seed + trial + 1}
     own = {k: v for k, v in knobs.items() if k not in ("lr", "clip")}
     return SimpleNamespace(seed=train["seed"], method=spec.method, method_config={**spec.method_config, **own},
                            model=spec.model, model_kwargs=spec.model_kwargs, train=train)
