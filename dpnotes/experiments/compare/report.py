@@ -70,7 +70,7 @@ def plan_frame(where: str | None = None):
         if where is not None and r["where"] != where:
             continue
         key = (r["cell"].rsplit(".", 2)[0], r["where"])
-        row = rows.setdefault(key, {"data, model, eps": key[0], "where": key[1], "runs": 0, "training runs": 0,
+        row = rows.setdefault(key, {"data, model": key[0], "where": key[1], "runs": 0, "training runs": 0,
                                     "CPU-h": 0.0, "GPU-h": 0.0})
         row["runs"] += r["runs"]
         row["training runs"] += r["trials"]
