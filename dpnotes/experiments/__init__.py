@@ -51,7 +51,8 @@ from dpnotes import spec
 from dpnotes.claims import PAPERS
 from dpnotes.record import Record, add_final
 
-STUDIES = {"audit": "dpnotes.audit.campaign"}  # run like a paper, records under results/<study>/
+# run like a paper, records under results/<study>/
+STUDIES = {"audit": "dpnotes.audit.campaign", "compare": "dpnotes.experiments.compare"}
 
 
 def module(paper: str) -> ModuleType:
