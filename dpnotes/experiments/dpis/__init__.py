@@ -106,6 +106,7 @@ from .settings import (
     ACCOUNTANT,
     DATA_VERSION,
     DATASETS,
+    DIFFERENCES,
     FIG1_BATCHES,
     FIG1C_EPOCHS,
     PAPER,
@@ -130,7 +131,8 @@ __all__ = [
     'PAPER_EPSILONS', 'PAPER_SEEDS', 'precondition_frame', 'QUICK_EPSILON', 'raw_configs', 'raw_gaps',
     'RAW_METHODS', 'RAW_MODEL', 'RAW_VARIANTS', 'reasons', 'repeated_cells', 'run_costs', 'SCALE', 'schedule',
     'SCHEDULE_RATIOS', 'sigma_at_ratio', 'SIGMA_DIGITS', 'SIGMA_GRID_RATIOS', 'sigma_le_dpsgd',
-    'sigma_trajectories', 'SMOKE_EPSILON', 'SUBSTITUTES', 'table3_cells', 'table3_methods', 'TB_CLIP',
+    'sigma_trajectories', 'SMOKE_EPSILON', 'SUBSTITUTES', 'DIFFERENCES',
+    'table3_cells', 'table3_methods', 'TB_CLIP',
     'TB_END_TO_END', 'TITLE', 'TRAMER_BONEH',
 ]
 
