@@ -80,6 +80,7 @@ from .runs import (
     CIFAR_EPOCHS,
     CIFAR_EPSILONS,
     CIFAR_MODEL,
+    DECAY_GRID,
     DECAY_PROBE,
     DECAY_RATE,
     GHOST_FROM_SEED,
@@ -100,6 +101,7 @@ from .runs import (
     ablation_configs,
     cifar10_configs,
     configs,
+    decay_paper_configs,
     raw_configs,
 )
 from .settings import (
@@ -123,7 +125,8 @@ __all__ = [
     'GHOST_FROM_SEED',
     '_config', '_eps_key', '_images', '_n_train', 'ABLATION_A_E', 'ABLATION_C_STAR', 'ablation_cells',
     'ablation_configs', 'ABLATION_EPSILON', 'ABLATION_K', 'ac_release_rdp', 'ACCOUNTANT', 'capped_draws',
-    'cifar10_configs', 'CIFAR_EPOCHS', 'CIFAR_EPSILONS', 'CIFAR_MODEL', 'configs', 'DATA_VERSION', 'DATASETS',
+    'cifar10_configs', 'decay_paper_configs', 'DECAY_GRID',
+    'CIFAR_EPOCHS', 'CIFAR_EPSILONS', 'CIFAR_MODEL', 'configs', 'DATA_VERSION', 'DATASETS',
     'decay_activation', 'DECAY_PROBE', 'DECAY_RATE', 'dpsgd_epsilon', 'dpsgd_ledger', 'dpsgd_sigma', 'eq11_cost',
     'execute', 'features_share', 'FIG1_BATCHES', 'fig1c_accountant', 'FIG1C_EPOCHS', 'figure1_batch_sizes',
     'figure1_schedules', 'gains', 'implied_batch_sizes', 'line32_vs_eq7', 'measure', 'measured_ids', 'MODEL',

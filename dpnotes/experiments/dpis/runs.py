@@ -232,17 +232,17 @@ def configs(profile: str) -> list[dict]:
     :data:`PAPER_EPOCHS` (seed 0), the raw-pixel baselines there (seed 0), the ablations (seed 0),
     then the CPU part's seeds 1 and 2, then the raw-pixel baselines' seeds 1 and 2 (so that every
     competitor is compared with DPIS on paired seeds), then the ablations' seeds 1 and 2 (each
-    ablation paired with DPIS's run of the same seed), then Table 3's CIFAR-10 runs
-    (:func:`cifar10_configs`, GPU-scale), last DP-SGD-Decay at the rest of the printed rate range
-    (:func:`decay_paper_configs`)."""
+    ablation paired with DPIS's run of the same seed), then DP-SGD-Decay at the rest of the printed
+    rate range (:func:`decay_paper_configs`), last Table 3's CIFAR-10 runs (:func:`cifar10_configs`,
+    GPU-scale)."""
     validate.choice("profile", profile, PROFILES)
     if profile == "paper":
         main = [_config("paper", d, m, _s(e), seed) for seed in PAPER_SEEDS for d in ("fashion-mnist", "mnist")
                 for e in PAPER_EPSILONS[d] for m in ("dpis", "dpsgd")]
         return plan.extend(PAPER, main[:8] + raw_configs("paper") + ablation_configs(0) + main[8:]
                            + [c for seed in PAPER_SEEDS[1:] for c in raw_configs("paper", seed)]
-                           + [c for seed in PAPER_SEEDS[1:] for c in ablation_configs(seed)]) + cifar10_configs() \
-            + decay_paper_configs()
+                           + [c for seed in PAPER_SEEDS[1:] for c in ablation_configs(seed)]) + decay_paper_configs() \
+            + cifar10_configs()
     if profile == "smoke":
         return [_config("smoke", "mnist", m, _s(SMOKE_EPSILON)) for m in ("dpis", "dpsgd")]
     quick = [_config("quick", d, m, _s(QUICK_EPSILON)) for d in DATASETS for m in ("dpis", "dpsgd")]
