@@ -43,6 +43,7 @@ from dpnotes.spec import RunSpec
 # (tier, paper, experiment glob): the README's seeds plan, headline and comparative claims first.
 PLAN: tuple[tuple[int, str, str], ...] = (
     (1, "labeldp", "table4.*.appb"),  # fidelity (issue #47): Table 4 on the paper's own network, GPU-only
+    (1, "dpis", "*.dpsgd_decay*.rate*"),  # fidelity (issue #47): DP-SGD-Decay over the paper's printed rate range
     (1, "dplis", "table2.*.eps1_99.*"),
     (1, "dplis", "table11.*.eps1_99.*"),
     # the comparison (issue #51): its CPU part (dpnotes.experiments.compare.settings.CPU_PART) runs on the
@@ -118,7 +119,8 @@ class Campaign:
 
 # The value tiers in words (dpnotes campaign prints the ones it uses).
 TIERS = {0: "the seeds plan's GPU queue (dpnotes plan --queue gpu): claims the CPU cannot decide in its budget",
-         1: "fidelity (LabelDP Table 4 on the paper's network) and DPlis Tables 2 and 11 at the first eps column",
+         1: "fidelity (LabelDP Table 4 on the paper's network, DPIS's DP-SGD-Decay over the paper's rate range) and "
+            "DPlis Tables 2 and 11 at the first eps column",
          2: "DPIS Table 3: DPIS and DP-SGD-HF", 3: "DPIS Table 3's raw-pixel baselines",
          1.5: "the comparison of the methods, tuning charged (beyond the papers), but its CPU part",
          4: "SA-DPSGD Tables 1 and 3", 5: "LabelDP Table 4", 6: "the audits", 7: "DPIS's ablations, DPlis Table 9",
