@@ -233,5 +233,9 @@ class TrainConfig:
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
         dev = torch.device(self.device)
         if dev.type == "cuda" and not torch.cuda.is_available():
-            raise ValueError(f"device={self.device!r} asked for but CUDA is not available")
+            raise ValueError(f"device={self.device!r} asked for but CUDA is not available: use device='cpu', "
+                             "or 'auto' (CUDA when present)")
+        if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise ValueError(f"device={self.device!r} asked for but this machine has {torch.cuda.device_count()} "
+                             f"CUDA device(s): use 'cuda:0' to 'cuda:{torch.cuda.device_count() - 1}'")
         return dev
