@@ -51,7 +51,8 @@ from dpnotes import spec
 from dpnotes.claims import PAPERS
 from dpnotes.record import Record, add_final
 
-STUDIES = {"audit": "dpnotes.audit.campaign"}  # run like a paper, records under results/<study>/
+# studies run like a paper, records under results/<study>/
+STUDIES = {"audit": "dpnotes.audit.campaign", "audit-step": "dpnotes.audit.step_run"}
 
 
 def module(paper: str) -> ModuleType:
