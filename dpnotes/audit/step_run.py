@@ -55,7 +55,7 @@ EPSILONS = (1.0, 2.0, 4.0, 8.0)
 VARIANTS = ("correct", "noise0.9", "noise0.5", "unclipped", "rate1.1", "accepted-only")
 BROKEN_ON = {"noise0.9": "dpsgd", "noise0.5": "dpsgd", "unclipped": "dpsgd", "rate1.1": "dpsgd",
              "accepted-only": "sadpsgd"}
-SCALE = {"paper": {"train": 15000, "canaries": 5000, "repeats": 2},
+SCALE = {"paper": {"train": 15000, "canaries": 5000, "repeats": 2},  # seeds 1-2 of each variant
          "quick": {"train": 15000, "canaries": 5000, "repeats": 1},
          "smoke": {"train": 1500, "canaries": 500, "repeats": 1}}
 
