@@ -136,9 +136,10 @@ INSPECT = """async () => {
           text: text.join(' '), wide, images};
 }"""
 SIDEWAYS = "() => document.documentElement.scrollWidth - window.innerWidth"
-# Search fields and buttons a reader sees (the theme can put one in the header, the sidebar and the article bar).
+# Search fields and buttons a reader sees (the theme can put one in the header, the sidebar and the article bar;
+# the search page's own form, in its article, is not one of them).
 _SEARCH = """() => [...document.querySelectorAll('.search-button-field, .search-button, form.bd-search')]
-    .filter(e => !e.closest('dialog') && e.offsetParent !== null && e.getBoundingClientRect().width > 0
+    .filter(e => !e.closest('dialog, article') && e.offsetParent !== null && e.getBoundingClientRect().width > 0
             && getComputedStyle(e).visibility !== 'hidden').length"""
 INSPECT = INSPECT.replace("SEARCH_BOXES()", f"({_SEARCH})()")
 # At a phone's width: each figure's smallest font as shown (the phone-shaped copy where a <picture> has one).
@@ -259,7 +260,8 @@ def test_page_in_the_browser(browser, server, page_path):
 # A page made to break every rule: the test below expects each one to be reported.
 GIF = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
 BROKEN_PAGE = """<!DOCTYPE html><html><head><meta name="viewport" content="width=device-width"></head>
-<body><main><article style="width:700px">
+<body><header><form class="bd-search"><input type="search"></form>
+<button class="search-button-field">Search</button></header><main><article style="width:700px">
 <h1>A broken chapter</h1>
 <div style="height:900px">A long opening paragraph pushes everything down.</div>
 <div class="what-held">What held, too late.</div>
@@ -269,7 +271,6 @@ BROKEN_PAGE = """<!DOCTYPE html><html><head><meta name="viewport" content="width
 <table><tr><td style="white-space:nowrap">a table wider than the column: %s</td></tr></table>
 <img src="%s" alt="a plot drawn for a laptop, shown shrunk" style="width:300px"
      data-min-font-pt="9.0" data-shown-px="672">
-<form class="bd-search"><input type="search"></form><button class="search-button-field">Search</button>
 <div style="height:9000px">A scoreboard with every list open.</div>
 </article></main></body></html>""" % ("1234567890 " * 30, GIF)
 

@@ -17,8 +17,8 @@ import textwrap
 
 import numpy as np
 
-PHONE_WIDTH_IN = 3.5  # a phone's content column at a 390 px window (358 px measured), in inches of CSS px
-PHONE_MAX_WIDTH_PX = 350  # the phone copy is shown at most this wide (CSS px)
+PHONE_WIDTH_IN = 3.4  # a phone's content column at a 390 px window (342 px measured), in inches of CSS px
+PHONE_MAX_WIDTH_PX = 340  # the phone copy is shown at most this wide (CSS px)
 PHONE_LABEL_CHARS = 38  # a legend label longer than this wraps in the phone copy
 _SAMPLE_PX = 2.0  # a line is checked every this many display pixels between its vertices
 _INSIDE = ("upper right", "upper left", "lower right", "lower left", "center right", "center left",
@@ -224,8 +224,23 @@ def phone_layout(fig) -> bool:
         handles, labels = ax.get_legend_handles_labels()
         size = legend.get_texts()[0].get_fontsize() if legend.get_texts() else None
         ax.legend(handles, [textwrap.fill(label, PHONE_LABEL_CHARS) for label in labels], fontsize=size, ncols=1)
-    for legend in fig.legends:
-        legend.set_ncols(1)
+    for ax in axes:  # a title no wider than the panel
+        ax.set_title(textwrap.fill(ax.get_title(), PHONE_LABEL_CHARS))
+    for legend in list(fig.legends):  # a figure's legend: one column, over the panels
+        texts = legend.get_texts()
+        handles, labels = legend.legend_handles, [t.get_text() for t in texts]
+        size = texts[0].get_fontsize() if texts else None
+        frame = legend.get_frame_on()
+        legend.remove()
+        fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=1, frameon=frame,
+                   fontsize=size)
     fig.tight_layout()
     place_legends(fig, inside=False)
+    for _ in range(3):  # what sticks out (a long tick label, a legend) narrows the panels, not the fonts
+        over = fig.get_tightbbox(_renderer(fig)).width + 0.2 - PHONE_MAX_WIDTH_PX / 96  # 0.2 in: the padding
+        if over <= 0 or fig.get_size_inches()[0] - over < 0.7 * PHONE_WIDTH_IN:
+            break
+        fig.set_size_inches(fig.get_size_inches()[0] - over - 0.03, fig.get_size_inches()[1])
+        fig.tight_layout()
+        place_legends(fig, inside=False)
     return True
