@@ -137,10 +137,10 @@ INSPECT = """async () => {
 }"""
 SIDEWAYS = "() => document.documentElement.scrollWidth - window.innerWidth"
 # Search fields and buttons a reader sees (the theme can put one in the header, the sidebar and the article bar;
-# the search page's own form, in its article, is not one of them).
+# the search page's own form, its content, is not one of them).
 _SEARCH = """() => [...document.querySelectorAll('.search-button-field, .search-button, form.bd-search')]
-    .filter(e => !e.closest('dialog, article') && e.offsetParent !== null && e.getBoundingClientRect().width > 0
-            && getComputedStyle(e).visibility !== 'hidden').length"""
+    .filter(e => !e.closest('dialog, article, .bd-search-container') && e.offsetParent !== null
+            && e.getBoundingClientRect().width > 0 && getComputedStyle(e).visibility !== 'hidden').length"""
 INSPECT = INSPECT.replace("SEARCH_BOXES()", f"({_SEARCH})()")
 # At a phone's width: each figure's smallest font as shown (the phone-shaped copy where a <picture> has one).
 PHONE_INSPECT = """async () => {
