@@ -5,9 +5,11 @@ the build directory, an image that does not load, a formula that MathJax did not
 TeX left in the text, or a MathJax error); on text a reader should never see: ``NaN``/``nan``,
 a pandas ``dtype:`` line, a dict repr (``{'``) or an identifier in unrendered backticks; on an
 image without a caption (``<figcaption>``) or whose alt text is missing or a file path, or a
-figure whose smallest font is under 9 pt as shown; on any table wider than the content column at
-1280 px; for a chapter, on a "What held" box (``.what-held``) or a title below the fold of a
-1280x800 window; and on a page that scrolls sideways at 390 px (a phone). Screenshots of each page
+figure whose smallest font is under 9 pt as shown (under 8 pt at 390 px); on any table wider than the
+content column at 1280 px; on a page with other than one search box at either size; for a chapter, on a
+"What held" box (``.what-held``) or a title below the fold of a 1280x800 window; on a scoreboard page
+taller than 10 screens at 1280x800 as it opens (lists folded); and on a page that scrolls sideways at
+390 px (a phone). Screenshots of each page
 at 1280x800 and 390x844 go to ``_build/screenshots/`` (a CI artifact).
 :func:`test_the_rules_catch_a_broken_page` shows each rule failing on a page made to break it.
 
@@ -34,6 +36,8 @@ SHOTS = REPO / "_build" / "screenshots"
 VIEWPORT = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 MIN_FONT_PT = 9.0
+PHONE_MIN_FONT_PT = 8.0  # a figure's smallest font as a phone shows it (its phone-shaped copy, if it has one)
+SCOREBOARD_SCREENS = 10  # the scoreboard page, as it opens at 1280x800, is at most this many screens tall
 CI = os.environ.get("DPNOTES_CI") == "1"
 # Pages of the book: everything but Sphinx's assets and the bundled MathJax.
 ASSETS = ("_static", "_sources", "_images", "mathjax", "_sphinx_design_static", "_panels_static")
@@ -109,6 +113,8 @@ INSPECT = """async () => {
   // where the answer and the paper's first table sit as the page opens (details still folded)
   const answerBottom = fold(document.querySelector('.what-held .dpn-answer'));
   const gridTop = top(document.querySelector('table.dpn-grid'));
+  const pageHeight = document.documentElement.scrollHeight;  // as it opens: lists folded
+  const searchBoxes = SEARCH_BOXES();
   for (const d of document.querySelectorAll('details')) d.open = true;
   const article = document.querySelector('main article') || main;
   const column = article.getBoundingClientRect();
@@ -123,13 +129,32 @@ INSPECT = """async () => {
       font: img.dataset.minFontPt ? parseFloat(img.dataset.minFontPt) * img.getBoundingClientRect().width
             / parseFloat(img.dataset.shownPx) : null}));
   return {broken, titleBottom: fold(title), heldTop: top(held), heldBottom: fold(held), hasHeld: !!held,
-          answerBottom, gridTop,
+          answerBottom, gridTop, pageHeight, searchBoxes,
           mathErrors: document.querySelectorAll('mjx-merror').length,
           typeset: document.querySelectorAll('mjx-container').length,
           mathSpans: document.querySelectorAll('.math').length,
           text: text.join(' '), wide, images};
 }"""
 SIDEWAYS = "() => document.documentElement.scrollWidth - window.innerWidth"
+# Search fields and buttons a reader sees (the theme can put one in the header, the sidebar and the article bar;
+# the search page's own form, its content, is not one of them).
+_SEARCH = """() => [...document.querySelectorAll('.search-button-field, .search-button, form.bd-search')]
+    .filter(e => !e.closest('dialog, article, .bd-search-container') && e.offsetParent !== null
+            && e.getBoundingClientRect().width > 0 && getComputedStyle(e).visibility !== 'hidden').length"""
+INSPECT = INSPECT.replace("SEARCH_BOXES()", f"({_SEARCH})()")
+# At a phone's width: each figure's smallest font as shown (the phone-shaped copy where a <picture> has one).
+PHONE_INSPECT = """async () => {
+  for (const img of document.images) img.loading = 'eager';
+  await Promise.all([...document.images].map(img => img.complete ? null :
+      new Promise(done => { img.onload = img.onerror = done; })));
+  const fonts = [...document.querySelectorAll('main img[data-min-font-pt]')].map(img => {
+      const phone = img.dataset.phonePx && img.currentSrc && img.currentSrc !== img.getAttribute('src');
+      const w = img.getBoundingClientRect().width;
+      return {src: (img.getAttribute('src') || '').slice(0, 60), phone: !!phone,
+              font: phone ? parseFloat(img.dataset.phoneMinFontPt) * w / parseFloat(img.dataset.phonePx)
+                          : parseFloat(img.dataset.minFontPt) * w / parseFloat(img.dataset.shownPx)}; });
+  return {fonts, searchBoxes: (SEARCH)()};
+}""".replace("SEARCH", _SEARCH)
 # TeX that MathJax should have typeset: \( \) \[ \] delimiters, $$, or $...\command...$.
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\$[^$\s][^$]*\\[A-Za-z]+[^$]*\$")
 # Text a reader should never see: a missing value, a pandas repr, a dict repr, unrendered Markdown code.
@@ -145,7 +170,8 @@ def _shot(page, page_path: str, kind: str) -> None:
     page.screenshot(path=str(SHOTS / (page_path.replace("/", "__").removesuffix(".html") + f".{kind}.png")))
 
 
-def visit(browser, server: str, page_path: str, *, chapter: bool | None = None) -> list[str]:
+def visit(browser, server: str, page_path: str, *, chapter: bool | None = None,
+          scoreboard: bool | None = None) -> list[str]:
     """Open one page (at a laptop's and at a phone's width) and return what is wrong with it."""
     problems: list[str] = []
     page = browser.new_page(viewport=VIEWPORT)
@@ -166,6 +192,7 @@ def visit(browser, server: str, page_path: str, *, chapter: bool | None = None) 
     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
     _shot(page, page_path, "390x844")
     sideways = page.evaluate(SIDEWAYS)
+    phone = page.evaluate(PHONE_INSPECT)
     page.close()
     problems += [f"image not loaded: {src}" for src in seen["broken"]]
     if seen["mathErrors"]:
@@ -202,6 +229,16 @@ def visit(browser, server: str, page_path: str, *, chapter: bool | None = None) 
             problems.append(f"the paper's first table (paper | ours) not within two screens ({seen['gridTop']})")
     if sideways > 0:
         problems.append(f"the page scrolls sideways at {PHONE['width']} px (by {sideways} px)")
+    problems += [f"figure font of {f['font']:.1f} pt as shown at {PHONE['width']} px (at least {PHONE_MIN_FONT_PT:g}"
+                 f"{'' if f['phone'] else '; no phone-shaped copy shown'}): {f['src']}"
+                 for f in phone["fonts"] if not f["font"] >= PHONE_MIN_FONT_PT - 0.05]
+    for size, n in ((f"{VIEWPORT['width']} px", seen["searchBoxes"]), (f"{PHONE['width']} px", phone["searchBoxes"])):
+        if n != 1:
+            problems.append(f"{n} search boxes at {size} (one a page)")
+    if scoreboard if scoreboard is not None else Path(page_path).stem == "scoreboard":
+        if seen["pageHeight"] > SCOREBOARD_SCREENS * VIEWPORT["height"]:
+            problems.append(f"scoreboard not under {SCOREBOARD_SCREENS} screens at {VIEWPORT['width']} px "
+                            f"({seen['pageHeight'] / VIEWPORT['height']:.1f} screens as it opens)")
     return problems
 
 
@@ -221,8 +258,10 @@ def test_page_in_the_browser(browser, server, page_path):
 
 
 # A page made to break every rule: the test below expects each one to be reported.
+GIF = "data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
 BROKEN_PAGE = """<!DOCTYPE html><html><head><meta name="viewport" content="width=device-width"></head>
-<body><main><article style="width:700px">
+<body><header><form class="bd-search"><input type="search"></form>
+<button class="search-button-field">Search</button></header><main><article style="width:700px">
 <h1>A broken chapter</h1>
 <div style="height:900px">A long opening paragraph pushes everything down.</div>
 <div class="what-held">What held, too late.</div>
@@ -230,7 +269,10 @@ BROKEN_PAGE = """<!DOCTYPE html><html><head><meta name="viewport" content="width
 <img src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
      alt="_images/figure_1.png">
 <table><tr><td style="white-space:nowrap">a table wider than the column: %s</td></tr></table>
-</article></main></body></html>""" % ("1234567890 " * 30)
+<img src="%s" alt="a plot drawn for a laptop, shown shrunk" style="width:300px"
+     data-min-font-pt="9.0" data-shown-px="672">
+<div style="height:9000px">A scoreboard with every list open.</div>
+</article></main></body></html>""" % ("1234567890 " * 30, GIF)
 
 
 def test_the_rules_catch_a_broken_page(browser, tmp_path):
@@ -239,7 +281,8 @@ def test_the_rules_catch_a_broken_page(browser, tmp_path):
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(tmp_path)))
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     try:
-        problems = visit(browser, f"http://127.0.0.1:{httpd.server_address[1]}/", "broken.html", chapter=True)
+        problems = visit(browser, f"http://127.0.0.1:{httpd.server_address[1]}/", "broken.html", chapter=True,
+                         scoreboard=True)
     finally:
         httpd.shutdown()
     text = "\n".join(problems)
@@ -247,5 +290,6 @@ def test_the_rules_catch_a_broken_page(browser, tmp_path):
     for expected in ("NaN or nan", "a pandas dtype: line", "a dict repr", "an identifier in unrendered backticks",
                      "image without a caption", "alt text is no description", "px wide in a content column",
                      "What held box below the fold", "scrolls sideways at 390 px",
-                     "not inside the first screen", "not within two screens"):
+                     "not inside the first screen", "not within two screens", "pt as shown at 390 px",
+                     "2 search boxes at 1280 px", "scoreboard not under 10 screens"):
         assert expected in text, f"the rule {expected!r} did not fire on the broken page:\n{text}"

@@ -5,7 +5,8 @@ Every count and every row comes from :func:`dpnotes.report.scoreboard`, the func
 own small stylesheet (``<style>``, classes prefixed ``dpn-``), so it reads the same in the built
 book, in Jupyter and in a notebook viewer, and loads nothing. Claims tables have fixed column
 widths and wrap or shorten their text so that they fit a laptop-width page; what is shortened
-is given whole in the cell's ``title`` (shown on hover).
+opens whole in place (a ``<details>`` a tap or a click opens), and each claim's description is
+printed under its id: nothing is carried by a hover alone (a touch screen has none).
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ details.dpn-group>summary .dpn-badge{font-size:.75em;margin-left:.3em}
 table.dpn-claims td.dpn-num{font-variant-numeric:tabular-nums}
 table.dpn-claims .dpn-badge{font-size:.85em}
 details.dpn-ids{display:inline}details.dpn-ids>summary{cursor:pointer;display:inline;color:#0969da}
+details.dpn-more>summary{cursor:pointer;list-style:none}details.dpn-more>summary::-webkit-details-marker{display:none}
+details.dpn-more>summary::after{content:" (more)";color:#0969da;white-space:nowrap}
+details.dpn-more[open]>summary{display:none}
+.dpn-desc{display:block;font-size:.85em;color:#57606a;margin-top:.1em}
 @media (max-width:640px){
   table.dpn-rows,table.dpn-rows tbody,table.dpn-rows tr,table.dpn-rows td{display:block;width:auto}
   table.dpn-rows colgroup,table.dpn-rows thead{display:none}
@@ -67,7 +72,6 @@ _GROUPS = (
     (r"setup", "Setup"),
 )
 NOTE_CHARS = 110
-FOLD_RECORDS = 4  # a note cell lists up to this many record ids; more are folded under "N records"
 OURS_CHARS = 40
 
 
@@ -102,12 +106,19 @@ def inline_code(text: str) -> str:
     return html.replace("`", "")
 
 
-def _cell(text: str, limit: int, *, cls: str = "") -> str:
-    """A table cell showing ``text`` shortened to ``limit`` characters, whole on hover."""
+def more(text: str, limit: int) -> str:
+    """``text`` as HTML, shortened to ``limit`` characters with the whole text a tap away (a
+    ``<details>`` whose summary is the short text)."""
     shown = _shorten(text, limit)
-    title = f' title="{escape(text)}"' if shown != text else ""
+    if shown == text:
+        return inline_code(text)
+    return f'<details class="dpn-more"><summary>{inline_code(shown)}</summary>{inline_code(text)}</details>'
+
+
+def _cell(text: str, limit: int, *, cls: str = "") -> str:
+    """A table cell showing ``text`` shortened to ``limit`` characters, whole when opened."""
     klass = f' class="{cls}"' if cls else ""
-    return f"<td{klass}{title}>{inline_code(shown)}</td>"
+    return f"<td{klass}>{more(text, limit)}</td>"
 
 
 def badge(verdict: str, count: int | None = None, *, title: str | None = None) -> str:
@@ -177,12 +188,12 @@ def _table(rows: list[dict], store: Store) -> str:
         paper_value = row["paper_value"] if row["paper_value"] is not None else "—"
         if row["unit"] == "%" and row["paper_value"] is not None:
             paper_value += " %"
-        claim = (f'<td title="{escape(row["id"])}: {escape(row["source"])}">'
-                 f"<code>{escape(short_id(row['id']))}</code></td>")
+        claim = (f"<td><code>{escape(short_id(row['id']))}</code>"
+                 f'<span class="dpn-desc">{escape(row["source"])}</span></td>')
         body.append(
             f'<tr class="dpn-row" data-claim="{escape(row["id"])}" data-verdict="{row["verdict"]}">'
             + claim + _cell(paper_value, 20, cls="dpn-num") + _cell(_ours(row), OURS_CHARS, cls="dpn-num")
-            + f"<td>{badge(row['verdict'], title=_note(row))}</td>"
+            + f"<td>{badge(row['verdict'])}</td>"
             + _note_cell(row, store) + "</tr>")
     return f'<table class="dpn-claims dpn-rows">{head}<tbody>{"".join(body)}</tbody></table>'  # rows stack on a phone
 
@@ -199,16 +210,14 @@ def _note_cell(row: dict, store: Store) -> str:
     note = _note(row)
     if not isinstance(row["evidence"], list):
         return _cell(note, NOTE_CHARS)
-    links = ", ".join(f'<code title="{escape(_record_file(store, row["paper"], rid))}">{rid}</code>'
+    links = "; ".join(f"<code>{rid}</code> ({escape(_record_file(store, row['paper'], rid))})"
                       for rid in row["evidence"])
     detail = f"{inline_code(row['detail'])}; " if row["detail"] else ""
     caveat = f"{inline_code(row['note'])}; " if row.get("note") else ""
     fidelity = (f"<strong>substitute</strong>: {inline_code(row['substitute'])}; " if row.get("substitute") else "")
-    n = len(row["evidence"])
-    if n > FOLD_RECORDS:  # a long list of ids folded, so that the row stays as tall as its text
-        return (f"<td>{detail}{caveat}{fidelity}<details class=\"dpn-ids\"><summary>{n} records</summary>"
-                f"{links}</details></td>")
-    return f"<td>{detail}{caveat}{fidelity}record{'s' if n != 1 else ''} {links}</td>"
+    n = len(row["evidence"])  # the ids and their files folded (provenance), so that the row stays as tall as its text
+    return (f"<td>{detail}{caveat}{fidelity}<details class=\"dpn-ids\"><summary>{n} record{'s' if n != 1 else ''}"
+            f"</summary>{links}</details></td>")
 
 
 class Html:
@@ -251,7 +260,8 @@ def folded(title: str, html: str) -> str:
 def answered_claims(*, store: Store | None = None) -> Html:
     """Every claim of every paper whose verdict is not ``not_run`` (the scoreboard page)."""
     rows = [r for r in scoreboard(store=store) if r["verdict"] != "not_run"]
-    return Html(claims_table(rows, store=store), "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
+    return Html(folded(f"Every claim with an answer ({len(rows)}), paper by paper, with its evidence",
+                       claims_table(rows, store=store)), "\n".join(f"{r['id']}: {r['verdict']}" for r in rows))
 
 
 def all_summary(*, store: Store | None = None) -> Html:

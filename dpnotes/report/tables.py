@@ -36,6 +36,7 @@ table.dpn-table th.dpn-num{text-align:right}
 p.dpn-tablenote{font-size:.8em;color:#57606a;margin:-.6em 0 1em 0}
 figure.dpn-figure{margin:1em 0 1.4em 0}
 figure.dpn-figure img{max-width:100%;height:auto;display:block}
+@media (max-width:720px){figure.dpn-figure img.dpn-phone{width:auto!important}}
 figure.dpn-figure figcaption{font-size:.88em;color:#24292f;margin-top:.4em}
 </style>"""
 
@@ -167,10 +168,13 @@ def figure(fig, *, number: str, caption: str, alt: str):
     Readable at the column width: a figure wider than the column (:data:`MAX_WIDTH_IN`) is shown
     shrunk to it, so every font smaller than :data:`MIN_FONT_PT` points at the size shown is
     enlarged to it. No empty panel: a panel without data is removed and named in the caption.
-    Refuses a panel whose axes are not labelled in words, and a missing caption or alt text.
-    Closes ``fig``."""
+    Legends off the data and overplotted series marked (:mod:`dpnotes.report.figure_fit`); a figure
+    wider than a phone's column also comes as a phone-shaped copy (one column of panels) that a
+    narrow window shows instead. Refuses a panel whose axes are not labelled in words, a legend that
+    still covers a plotted point, and a missing caption or alt text. Closes ``fig``."""
     import matplotlib.pyplot as plt
 
+    from dpnotes.report import figure_fit
     from dpnotes.report.html import Html
 
     try:
@@ -189,26 +193,50 @@ def figure(fig, *, number: str, caption: str, alt: str):
                 if not _labelled(ax, axis):
                     raise ValueError(f"figure {number!r}: the {axis} axis of panel "
                                      f"{ax.get_title() or 'untitled'!r} has no label")
+        figure_fit.mark_identical(fig)
+        figure_fit.place_legends(fig)
         width = max(fig.get_size_inches()[0], fig.get_tightbbox(fig.canvas.get_renderer()).width + 0.2)
         least = MIN_FONT_PT * max(1.0, width / MAX_WIDTH_IN) + 0.1  # at the size drawn (0.2 in: the padding)
         for t in _texts(fig):
             if t.get_fontsize() < least:
                 t.set_fontsize(least)
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+        figure_fit.place_legends(fig)  # the fonts may have grown
+        png, smallest, shown = _drawn(fig, number, round(MAX_WIDTH_IN * CSS_PX_PER_IN))
+        phone = None
+        if shown > figure_fit.PHONE_MAX_WIDTH_PX and figure_fit.phone_layout(fig):
+            phone = _drawn(fig, f"{number} (phone)", figure_fit.PHONE_MAX_WIDTH_PX)
     finally:
         plt.close(fig)
-    png = buffer.getvalue()
-    data = base64.b64encode(png).decode()
-    drawn = round(int.from_bytes(png[16:20], "big") / DPI * CSS_PX_PER_IN)  # IHDR width: the drawn size
-    shown = min(drawn, round(MAX_WIDTH_IN * CSS_PX_PER_IN))
-    smallest = min((t.get_fontsize() for t in _texts(fig)), default=MIN_FONT_PT) * shown / drawn
     if removed:
         caption += f" (No panel for: {'; '.join(removed)}.)"
-    html = (f'{STYLE}<figure class="dpn-figure"><img src="data:image/png;base64,{data}" alt="{escape(alt)}" '
-            f'style="width:{shown}px" data-min-font-pt="{smallest:.1f}" data-shown-px="{shown}">'
-            f"<figcaption><strong>{escape(number)}.</strong> {escape(caption)}</figcaption></figure>")
+    source = ""
+    if phone is not None:
+        source = (f'<source media="(max-width:720px)" srcset="data:image/png;base64,'
+                  f'{base64.b64encode(phone[0]).decode()} {DPI / CSS_PX_PER_IN:.4f}x">')
+    img = (f'<img src="data:image/png;base64,{base64.b64encode(png).decode()}" alt="{escape(alt)}" '
+           f'style="width:{shown}px" data-min-font-pt="{smallest:.1f}" data-shown-px="{shown}"'
+           + (f' class="dpn-phone" data-phone-min-font-pt="{phone[1]:.1f}" data-phone-px="{phone[2]}"'
+              if phone is not None else "") + ">")
+    html = (f'{STYLE}<figure class="dpn-figure">' + (f"<picture>{source}{img}</picture>" if source else img)
+            + f"<figcaption><strong>{escape(number)}.</strong> {escape(caption)}</figcaption></figure>")
     return Html(html, f"{number}. {caption}")
+
+
+def _drawn(fig, number: str, room_px: int) -> tuple[bytes, float, int]:
+    """``fig`` as a PNG, the smallest font at the size shown and that size (CSS px, at most ``room_px``);
+    refuses a legend that covers a plotted point."""
+    from dpnotes.report import figure_fit
+
+    covered = figure_fit.legend_overlaps(fig)
+    if covered:
+        raise ValueError(f"figure {number!r}: {covered[0]}")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
+    png = buffer.getvalue()
+    drawn = round(int.from_bytes(png[16:20], "big") / DPI * CSS_PX_PER_IN)  # IHDR width: the drawn size
+    shown = min(drawn, room_px)
+    smallest = min((t.get_fontsize() for t in _texts(fig)), default=MIN_FONT_PT) * shown / drawn
+    return png, smallest, shown
 
 
 def _texts(fig):

@@ -49,12 +49,16 @@ def figure3(axes) -> None:
         m = gdp.mechanism(f"table1.row{i}")
         rdp, orders = m.steps * gdp.rdp_per_step(m.q, m.sigma), resolve_orders(gdp.MA_ORDERS)
         eps = [rdp_to_epsilon(rdp, orders, d)[0] for d in MA_ENVELOPE_DELTAS]
-        ax.plot(a, gaussian_tradeoff(m.mu, a), label=f"CLT: G_{m.mu:.2f}")
-        ax.plot(a, epsdelta_tradeoff(m.eps_ma, m.delta, a), ls="--", label=f"MA ({m.eps_ma:.2f}, 1e-5)")
-        ax.plot(a, envelope_tradeoff(eps, MA_ENVELOPE_DELTAS, a), ls=":", label="MA, all (eps, delta)")
+        ax.plot(a, gaussian_tradeoff(m.mu, a), color="C0", label="CLT: G_μ")
+        ax.plot(a, epsdelta_tradeoff(m.eps_ma, m.delta, a), color="C1", ls="--", label="MA at (ε, 1e-5)")
+        ax.plot(a, envelope_tradeoff(eps, MA_ENVELOPE_DELTAS, a), color="C2", ls=":", lw=2,
+                label="MA, all (ε, δ)")
         ax.plot(a, 1 - a, color="grey", lw=0.5)
-        ax.set(title=f"Table 1 row {i}", xlabel="type I error", ylabel="type II error", aspect="equal")
-        ax.legend(fontsize=7)
+        ax.set(title=f"row {i}: μ {m.mu:.2f}, ε {m.eps_ma:.2f}", xlabel="type I error", ylabel="type II error",
+               aspect="equal")
+    # one legend for the six panels (the same three curves in each), over them
+    axes[0].figure.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncols=3,
+                          bbox_to_anchor=(0.5, 1.0), frameon=False)
 
 
 def appendix_a(ax) -> None:

@@ -13,7 +13,8 @@ from html import escape
 from typing import Callable
 
 from dpnotes.report.headlines import HEADLINES, TITLES
-from dpnotes.report.html import BADGES, Html, inline_code
+from dpnotes.report.html import BADGES, Html, more
+from dpnotes.report.html import STYLE as HTML_STYLE
 
 from .cells import STYLE, _mark, _reason, basis, ours_text, paper_text
 
@@ -123,7 +124,7 @@ def what_held(rows: list[dict], paper: str) -> Html:
         if verdict == "not_run":
             nums = f"paper {paper_text(row)} · not run: {_reason(row)}"
         elif row["kind"] == "statement":
-            nums = _short(ours_text(row), 150)
+            nums = ours_text(row)  # shortened, whole when opened (more())
         else:
             unit = " %" if row["unit"] == "%" else (" points" if row["unit"] == "percentage points" else "")
             nums = f"paper {paper_text(row)}{unit} · ours {ours_text(row)}{unit}"
@@ -132,7 +133,7 @@ def what_held(rows: list[dict], paper: str) -> Html:
         lines.append(f'<li data-claim="{escape(cid)}" data-verdict="{verdict}">{_mark(verdict)}'
                      f"<strong>{escape(label)}</strong>{escape(central)}: "
                      + (f'<span class="dpn-nums">{escape(nums)}</span>' if row["kind"] != "statement" and
-                        verdict != "not_run" else inline_code(nums))
+                        verdict != "not_run" else more(nums, 150))
                      + (f" ({escape(extra)})" if extra else "") + f" — {escape(BADGES[verdict][0])}."
                      + escape(note) + "</li>")
         plain.append(f"- {label}{central}: {nums}" + (f" ({extra})" if extra else "") + f" {verdict}{note}")
@@ -142,7 +143,7 @@ def what_held(rows: list[dict], paper: str) -> Html:
     said = answer_sentences(rows, paper)
     plain.insert(0, " ".join(said))
     colour = COLOURS[word]
-    html = (f'{STYLE}<div class="what-held dpn-held" data-paper="{paper}" data-answer="{word}">'
+    html = (f'{STYLE}{HTML_STYLE}<div class="what-held dpn-held" data-paper="{paper}" data-answer="{word}">'
             f'<p class="dpn-question"><strong>{escape(spec.question)}</strong></p>'
             f'<p class="dpn-answer"><span class="dpn-mark" style="background:{colour};width:auto;padding:0 .35em">'
             f"{escape(word)}</span> {escape(' '.join(said[1:]))}</p>"
@@ -170,9 +171,6 @@ def seed_spread(rows: list[dict]) -> str | None:
             f"across seeds is {sds[0]:.2f}-{sds[-1]:.2f} points (median {statistics.median(sds):.2f}), "
             "computed from the run records.")
 
-
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def answers(rows: list[dict], *, link: Callable[[str], str] | None = None) -> Html:
