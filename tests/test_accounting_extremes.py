@@ -110,3 +110,15 @@ def test_pld_grid_estimate_admits_the_papers_settings():
     # GDP Table 1's longest run at the default grid (1e-4, library and CLI) and a coarser one (1e-3).
     assert pld_grid_points([(256 / 60000, 0.5, 23438)], 1e-4) <= PLD_MAX_POINTS
     assert pld_grid_points([(256 / 60000, 0.5, 23438)], 1e-3) <= PLD_MAX_POINTS / 10
+
+
+def test_pld_refuses_a_delta_at_its_rounding_floor_instead_of_understating_eps():
+    # Hypothesis found it: at delta = 1e-15 (the FFT window's tail bound) the composed tail masses are
+    # rounding noise and PLD returned eps 0, below the exact Gaussian value (0.0149). It must say inf.
+    sigma, steps, delta = 7918.984375, 297, 1e-15
+    exact = epsilon_from_mu(math.sqrt(steps) / sigma, delta)
+    eps = epsilon(1.0, sigma, steps, delta, accountant="pld", pld_discretization=1e-3)["pld"]["epsilon"]
+    assert eps >= exact
+    # a delta well above the floor is still priced, within one grid step per step of the exact value
+    eps = epsilon(1.0, sigma, steps, 1e-5, accountant="pld", pld_discretization=1e-3)["pld"]["epsilon"]
+    assert epsilon_from_mu(math.sqrt(steps) / sigma, 1e-5) <= eps < math.inf

@@ -157,7 +157,9 @@ def _compose(pmfs: Sequence[tuple[_Pmf, int]], h: float) -> _Pmf:
 def _epsilon(pmf: _Pmf, h: float, delta: float) -> float:
     """The smallest eps >= 0 with delta(eps) <= delta (delta(eps) is decreasing; exact between
     grid points, where the set of losses above eps does not change)."""
-    if pmf.inf > delta:
+    # Below the FFT's rounding floor (about 2^-52 per grid point) the tail masses that set eps are
+    # noise: no eps can be certified there, so the bound is inf (callers refuse it by name).
+    if pmf.inf + len(pmf.p) * 2.0 ** -52 >= delta:
         return math.inf
     loss = (pmf.offset + np.arange(len(pmf.p))) * h
     # tail sums over k >= j: A_j = sum p_k, log B_j = log sum p_k exp(-loss_k)
@@ -170,10 +172,10 @@ def _epsilon(pmf: _Pmf, h: float, delta: float) -> float:
     if j >= len(loss):
         j = len(loss) - 1  # delta(eps) <= delta only beyond the top loss: eps in (loss[-2], loss[-1]]
     top = pmf.inf + tail_a[j] - delta
-    if top <= 0:
-        return 0.0
-    eps = math.log(top) - float(log_b[j])  # exp(eps) B_j = inf + A_j - delta
     low = loss[j - 1] if j > 0 else -math.inf
+    if top <= 0:  # delta(eps) <= delta for every eps >= loss[j - 1]: the smallest is that loss, not 0
+        return max(float(low), 0.0)
+    eps = math.log(top) - float(log_b[j])  # exp(eps) B_j = inf + A_j - delta
     return max(min(max(eps, low), float(loss[j])), 0.0)
 
 
