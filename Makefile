@@ -2,7 +2,8 @@
 #   make book   set up .venv, execute every notebook with papermill, build _build/html
 #   make test   set up .venv, run pytest (unit, property, statistical, nbval)
 # Helpers: make setup | nbval-refresh | mathjax | clean
-# Variables: PROFILE (smoke|quick|paper, default quick), DEVICE (default cpu),
+# Variables: PROFILE (smoke|quick|paper, default quick), DEVICE (default cpu), YES (1: start runs
+#   estimated over an hour without asking; otherwise a chapter with such runs missing stops and says so),
 #   PYTHON (interpreter that creates .venv), TORCH_PIP_ARGS (e.g. --index-url of CPU wheels),
 #   PYTEST_ARGS (extra pytest arguments), OFFLINE (1, default: MathJax bundled, the build fails
 #   without npm; 0: MathJax from a CDN), BOOK_JOBS (chapters executed at once, default 2).
@@ -16,6 +17,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PROFILE ?= quick
 DEVICE ?= cpu
+YES ?=
 TORCH_PIP_ARGS ?=
 PYTEST_ARGS ?=
 OFFLINE ?= 1
@@ -60,7 +62,8 @@ test: $(STAMP)
 # unchanged since its last execution; the runner skips runs whose records already exist.
 notebooks: $(STAMP)
 	$(BIN)/python book/execute.py $(EXECUTED) $(foreach p,$(PAPERS),notebooks/$(p).ipynb) \
-	  notebooks/audit.ipynb book/scoreboard.ipynb -p profile $(PROFILE) -p device $(DEVICE) --jobs $(BOOK_JOBS)
+	  notebooks/audit.ipynb book/scoreboard.ipynb -p profile $(PROFILE) -p device $(DEVICE) \
+	  $(if $(filter 1,$(YES)),-p yes True) --jobs $(BOOK_JOBS)
 
 # Warnings are errors (-W). Sphinx rebuilds only the pages whose sources changed (`make clean`
 # for a build from nothing). The book is offline: MathJax is bundled (`make mathjax`) and no page

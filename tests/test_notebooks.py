@@ -52,7 +52,7 @@ def test_notebook_starts_with_parameters_then_title(paper):
     assert first.cell_type == "code" and "parameters" in first.metadata.get("tags", [])
     assert tagged(nb, "parameters") == [first]
     params = assignments(first.source)
-    assert params == {"profile": "quick", "device": "cpu", "run_missing": True, "seed": 0}
+    assert params == {"profile": "quick", "device": "cpu", "run_missing": True, "seed": 0, "yes": False}
     assert second.cell_type == "markdown" and second.source.startswith("# ")
     assert nb.metadata.kernelspec.name == "python3"
 
@@ -78,7 +78,7 @@ def test_notebook_calls_the_library_for_its_own_paper(paper):
     code = "\n".join(c.source for c in read(REPO / "notebooks" / f"{paper}.ipynb").cells
                      if c.cell_type == "code")
     assert f'PAPER = "{paper}"' in code
-    assert "run_paper(PAPER, profile, device=device, run_missing=run_missing" in code
+    assert "run_paper(PAPER, profile, device=device, run_missing=run_missing, yes=yes, caller=\"notebook\"" in code
     assert "html.paper_claims(PAPER)" in code
     assert "experiments.module(PAPER).TITLE" in code
 
