@@ -62,7 +62,7 @@ test: $(STAMP)
 # unchanged since its last execution; the runner skips runs whose records already exist.
 notebooks: $(STAMP)
 	$(BIN)/python book/execute.py $(EXECUTED) $(foreach p,$(PAPERS),notebooks/$(p).ipynb) \
-	  notebooks/audit.ipynb book/scoreboard.ipynb -p profile $(PROFILE) -p device $(DEVICE) \
+	  notebooks/audit.ipynb notebooks/compare.ipynb book/scoreboard.ipynb -p profile $(PROFILE) -p device $(DEVICE) \
 	  $(if $(filter 1,$(YES)),-p yes True) --jobs $(BOOK_JOBS)
 
 # Warnings are errors (-W). Sphinx rebuilds only the pages whose sources changed (`make clean`
@@ -99,7 +99,7 @@ $(MATHJAX_JS):
 # will run it (cwd tests/notebooks, an empty results store).
 nbval-refresh: $(STAMP)
 	mkdir -p tests/notebooks
-	for paper in $(PAPERS) audit; do \
+	for paper in $(PAPERS) audit compare; do \
 	  store=$$(mktemp -d); \
 	  DPNOTES_RESULTS=$$store $(BIN)/papermill --no-progress-bar --cwd tests/notebooks \
 	    -p profile smoke notebooks/$$paper.ipynb tests/notebooks/$$paper.ipynb; \

@@ -43,8 +43,14 @@ from dpnotes.spec import RunSpec
 # (tier, paper, experiment glob): the README's seeds plan, headline and comparative claims first.
 PLAN: tuple[tuple[int, str, str], ...] = (
     (1, "labeldp", "table4.*.appb"),  # fidelity (issue #47): Table 4 on the paper's own network, GPU-only
+    (1, "dpis", "*.dpsgd_decay*.rate*"),  # fidelity (issue #47): DP-SGD-Decay over the paper's printed rate range
     (1, "dplis", "table2.*.eps1_99.*"),
     (1, "dplis", "table11.*.eps1_99.*"),
+    # the comparison (issue #51): its CPU part (dpnotes.experiments.compare.settings.CPU_PART) runs on the
+    # CPU, last here; the rest right after the seeds plan's GPU part and the fidelity runs
+    *((8, "compare", glob) for glob in ("mnist.tf-mnist-cnn.eps1.*", "mnist.tf-mnist-cnn.eps4.*",
+                                        "fashion-mnist.tf-mnist-cnn.eps1.*", "fashion-mnist.tf-mnist-cnn.eps4.*")),
+    (1.5, "compare", "*"),
     (2, "dpis", "*.dpis"),
     (2, "dpis", "*.dpsgd_hf"),
     (3, "dpis", "*.eps?.dpsgd"),
@@ -58,7 +64,7 @@ PLAN: tuple[tuple[int, str, str], ...] = (
     (7, "dplis", "table9.*"),
 )
 LAST_TIER = 8  # every other paper-profile run, in its paper's config order
-PAPERS = ("dplis", "dpis", "sadpsgd", "labeldp", "gdp", "audit")
+PAPERS = ("dplis", "dpis", "sadpsgd", "labeldp", "gdp", "audit", "compare")
 DEVICE_KINDS = ("cpu", "cuda")
 
 
@@ -70,7 +76,7 @@ class Pick:
     experiment: str
     seed: int
     id: str
-    tier: int
+    tier: float  # an int, but 1.5 (the comparison, between the fidelity runs and DPIS Table 3)
     seconds: float | None
     basis: str
     worker: int | None = None
@@ -113,9 +119,12 @@ class Campaign:
 
 # The value tiers in words (dpnotes campaign prints the ones it uses).
 TIERS = {0: "the seeds plan's GPU queue (dpnotes plan --queue gpu): claims the CPU cannot decide in its budget",
-         1: "fidelity (LabelDP Table 4 on the paper's network) and DPlis Tables 2 and 11 at the first eps column",
+         1: "fidelity (LabelDP Table 4 on the paper's network, DPIS's DP-SGD-Decay over the paper's rate range) and "
+            "DPlis Tables 2 and 11 at the first eps column",
          2: "DPIS Table 3: DPIS and DP-SGD-HF", 3: "DPIS Table 3's raw-pixel baselines",
-         4: "SA-DPSGD Tables 1 and 3", 5: "LabelDP Table 4", 6: "the audits", 7: "DPIS's ablations, DPlis Table 9"}
+         1.5: "the comparison of the methods, tuning charged (beyond the papers), but its CPU part",
+         4: "SA-DPSGD Tables 1 and 3", 5: "LabelDP Table 4", 6: "the audits", 7: "DPIS's ablations, DPlis Table 9",
+         8: "every other paper-profile run (the comparison's CPU part among them)"}
 
 
 def duration(seconds: float | None) -> str:

@@ -59,6 +59,8 @@ def _tiers():
     assert c.tier("sadpsgd", "table1.fmnist.sa_dpsgd") == 4
     assert c.tier("labeldp", "table4.mnist.lp_2st.eps3") == 5
     assert c.tier("labeldp", "table4.mnist.lp_2st.eps3.appb") == 1  # fidelity runs right after the plan's GPU part
+    assert c.tier("dpis", "mnist.eps1.dpsgd_decay_tanh.rate0_001") == 1  # DP-SGD-Decay over the paper's rate range
+    assert c.tier("dpis", "mnist.eps1.dpsgd_decay_tanh") == 3  # the probe stays with the raw-pixel baselines
     assert c.tier("dpis", "mnist.eps1.dpis.k6") == 7  # ablations (Tables 4-7) after the seeds
     assert c.tier("dplis", "table2.mnist_mlp.eps9_9.r10") == c.LAST_TIER
     assert c.tier("gdp", "table1.mnist") == c.LAST_TIER

@@ -21,6 +21,8 @@ REFERENCES = REPO / "tests" / "notebooks"
 # source notebook -> its nbval reference
 PAIRS = {REPO / "notebooks" / f"{p}.ipynb": REFERENCES / f"{p}.ipynb" for p in PAPERS}
 PAIRS[REPO / "notebooks" / "audit.ipynb"] = REFERENCES / "audit.ipynb"  # the audit chapter (no paper of its own)
+PAIRS[REPO / "notebooks" / "compare.ipynb"] = REFERENCES / "compare.ipynb"  # the comparison chapter (beyond the papers)
+STUDY_CHAPTERS = ("audit", "compare")
 PAIRS[REPO / "book" / "scoreboard.ipynb"] = REFERENCES / "scoreboard.ipynb"
 REFRESH = "run `make nbval-refresh`"
 
@@ -41,8 +43,19 @@ def assignments(source: str) -> dict:
     return namespace
 
 
-def test_one_notebook_per_paper_and_the_audit_chapter():
-    assert sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb")) == sorted((*PAPERS, "audit"))
+def test_one_notebook_per_paper_and_the_audit_and_comparison_chapters():
+    assert sorted(p.stem for p in (REPO / "notebooks").glob("*.ipynb")) == sorted((*PAPERS, *STUDY_CHAPTERS))
+
+
+@pytest.mark.parametrize("study", STUDY_CHAPTERS)
+def test_study_chapter_starts_with_parameters_then_title_and_is_in_the_book(study):
+    nb = read(REPO / "notebooks" / f"{study}.ipynb")
+    first, second = nb.cells[0], nb.cells[1]
+    assert tagged(nb, "parameters") == [first] and first.cell_type == "code"
+    assert assignments(first.source) == {"profile": "quick", "device": "cpu", "run_missing": False, "yes": False}
+    assert second.cell_type == "markdown" and second.source.startswith("# ")
+    assert f"book/executed/{study}" in (REPO / "_toc.yml").read_text()
+    assert f"({study}.ipynb)" in "".join(c.source for c in read(REPO / "book" / "scoreboard.ipynb").cells)
 
 
 @pytest.mark.parametrize("paper", PAPERS)

@@ -8,7 +8,10 @@ Poisson-subsampled Gaussian (DPIS Lemma 3.1), ``CandidateStepDpEvent`` becomes i
 inner event (SA-DPSGD: every candidate is released; only ``sadpsgd-accepted-only``
 skips the rejected ones) -- and equal events are priced once with their total count.
 An accountant that meets an event it cannot price raises :class:`UnsupportedEventError`
-naming the event type; it never skips one.
+naming the event type; it never skips one. ``RepeatAndSelectDpEvent`` (hyperparameter tuning:
+the best of a random number of trials, Papernot and Steinke 2022) is priced only by the RDP
+accountants, whose curve of the trial goes through :func:`dpnotes.accounting.tuning.repeat_and_select_rdp`;
+every other accountant refuses it.
 
 Defined values: a ledger with no release (empty, or only no-ops) has eps 0 under every
 accountant (mu 0 for ``clt``; ``order`` NaN for the RDP accountants, as no order was
@@ -80,6 +83,14 @@ def _leaves(event: DpEvent, count: float, skip_rejected: bool) -> Iterator[tuple
         yield event, count
 
 
+def _key(event: DpEvent):
+    try:
+        hash(event)
+    except TypeError:
+        return repr(event)
+    return event
+
+
 def _gaussian(event: DpEvent) -> tuple[float, float] | None:
     """(q, sigma) of a Gaussian (q = 1) or Poisson-subsampled Gaussian event, else None."""
     from dpnotes.ledger import GaussianDpEvent, PoissonSampledDpEvent
@@ -119,7 +130,10 @@ class Accountant:
         if isinstance(event, NonPrivateDpEvent) or _gaussian(event) is not None:
             return
         why = "only Gaussian, Poisson-subsampled Gaussian and the events built from them are priced"
-        if isinstance(event, LabelRandomizedResponseDpEvent):
+        if type(event).__name__ == "RepeatAndSelectDpEvent":
+            why = ("the selection of the best of a random number of trials has an RDP bound only "
+                   "(Papernot and Steinke 2022, Theorems 2 and 6); price it with 'rdp'")
+        elif isinstance(event, LabelRandomizedResponseDpEvent):
             why = ("it is pure label-DP under the substitution of one label, a different neighbouring "
                    "notion from this accountant's add/remove-one-record DP; price it with 'pure'")
         raise UnsupportedEventError(f"accountant {self.name!r} cannot price {_type_name(event)}: {why}")
@@ -128,11 +142,12 @@ class Accountant:
         from dpnotes.ledger import Ledger
 
         event = ledger_or_event.as_event() if isinstance(ledger_or_event, Ledger) else ledger_or_event
-        totals: dict[DpEvent, float] = {}
+        totals: dict = {}  # key -> (event, total count); unhashable events (lists inside) by repr
         for leaf, count in _leaves(event, 1, self.skip_rejected):
             self._check(leaf)
-            totals[leaf] = totals.get(leaf, 0) + count
-        return list(totals.items())
+            key = _key(leaf)
+            totals[key] = (leaf, totals.get(key, (leaf, 0))[1] + count)
+        return list(totals.values())
 
     def supports(self, ledger_or_event) -> bool:
         """Whether every release in ``ledger_or_event`` can be priced."""
@@ -185,6 +200,40 @@ class RdpAccountant(Accountant):
     @property
     def skip_rejected(self) -> bool:
         return self.accepted_only
+
+    def _check(self, event):
+        if type(event).__name__ == "RepeatAndSelectDpEvent":
+            from dpnotes.accounting.tuning import check_distribution
+
+            check_distribution(event.mean, event.shape)
+            self._events(event.event)  # every release of the trial must be priceable
+            return
+        super()._check(event)
+
+    def curve(self, ledger_or_event) -> np.ndarray:
+        """The RDP curve at this accountant's orders of a ledger or an event (``inf`` if it holds
+        a ``NonPrivateDpEvent``); a ``RepeatAndSelectDpEvent`` adds the curve of its trial through
+        Papernot and Steinke's bound (:func:`dpnotes.accounting.tuning.repeat_and_select_rdp`)."""
+        return self._curve(self._events(ledger_or_event))
+
+    def _curve(self, events) -> np.ndarray:
+        from dpnotes.accounting.tuning import repeat_and_select_rdp
+        from dpnotes.ledger import NonPrivateDpEvent
+
+        a = resolve_orders(self.orders)
+        total = np.zeros(a.size)
+        for event, count in events:
+            if isinstance(event, NonPrivateDpEvent):
+                return np.full(a.size, np.inf)
+            if type(event).__name__ == "RepeatAndSelectDpEvent":
+                total = total + count * repeat_and_select_rdp(a, self.curve(event.event), event.mean, event.shape)
+            else:
+                total = total + count * _rdp_curve(*_gaussian(event), tuple(a))
+        return total
+
+    def _price(self, events, delta):
+        eps, order = rdp_to_epsilon(self._curve(events), resolve_orders(self.orders), delta, self.conversion)
+        return {"epsilon": eps, "order": order}
 
     def price_mechanisms(self, mechanisms, delta):
         a = resolve_orders(self.orders)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-PAPERS = ("dplis", "dpis", "sadpsgd", "labeldp", "gdp", "audit")  # dpnotes.campaign.PAPERS
+PAPERS = ("dplis", "dpis", "sadpsgd", "labeldp", "gdp", "audit", "compare")  # dpnotes.campaign.PAPERS
 
 
 def register(sub) -> None:

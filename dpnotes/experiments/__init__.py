@@ -39,6 +39,10 @@ paper by ``tests/test_experiments_protocol.py``):
     than the paper (model, data, epochs, accountant, an inferred setting). A measured claim
     matched by any pattern has fidelity ``substitute`` with every matching text
     (:func:`substitute`); the others have the paper's settings.
+``DIFFERENCES: tuple[Difference, ...]`` (optional)
+    Each substitute with what it changes, the claims it touches, how the share of a verdict's
+    difference to the paper that it explains is measured or why no record can, and whether the
+    paper's setting was run or is queued (:mod:`dpnotes.experiments.differences`).
 """
 
 from __future__ import annotations
@@ -51,7 +55,8 @@ from dpnotes import spec
 from dpnotes.claims import PAPERS
 from dpnotes.record import Record, add_final
 
-STUDIES = {"audit": "dpnotes.audit.campaign"}  # run like a paper, records under results/<study>/
+# run like a paper, records under results/<study>/
+STUDIES = {"audit": "dpnotes.audit.campaign", "compare": "dpnotes.experiments.compare"}
 
 
 def module(paper: str) -> ModuleType:

@@ -38,7 +38,10 @@ Kinds:
                 with ``quantifier="some"`` (an existential sentence: "does not ensure"), one.
 
 Every kind may name a ``substitute``: what differs from the paper's experiment (a model,
-data set, epochs, accountant or inferred setting), shown with the verdict and counted apart.
+data set, epochs, accountant or inferred setting), shown with the verdict and counted apart,
+and the share of the difference to the paper that the substitute explains: measured on the same
+seeds (``explained``, training values) or, where no record measures it, ``share`` says why
+(filled from the paper's declared differences, :mod:`dpnotes.experiments.differences`).
 ``missing``     no value: ``basis`` says why (e.g. "paper-profile run missing") and
                 ``detail`` may describe what exists instead (a scaled-down quick run,
                 never compared with the paper).
@@ -70,6 +73,7 @@ class Measurement:
     quantifier: str = "every"  # comparisons: "every" one must hold, or "some" one (see the docstring)
     censored: tuple = ()  # training: per value, the bound a None value is known to exceed (else None)
     explained: tuple = ()  # training: (what, per value the shift a named substitute alone explains) or ()
+    share: str | None = None  # a substitute's share no record measures: why (dpnotes.experiments.differences)
 
     def __post_init__(self):
         if self.kind not in KINDS:

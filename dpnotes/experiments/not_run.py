@@ -88,22 +88,37 @@ def problems(paper: str, table: Table, measured: Iterable[str]) -> list[str]:
     return out
 
 
-@lru_cache(maxsize=None)
-def _committed(paper: str, profile: str) -> tuple[dict, ...]:
-    from dpnotes.experiments import run_cost as cost
+def _stored(paper: str, profile: str) -> tuple[dict, ...]:
+    """The records of ``paper`` at ``profile`` in the store the caller reads (``DPNOTES_RESULTS``,
+    else the committed results): what is stored and what the missing runs cost are read from the
+    same store as the verdicts, so a notebook run on an empty store prices from bench figures only."""
     from dpnotes.results import Store
 
-    return tuple(cost.reference_records(paper, profile, Store(cost.COMMITTED)))
+    return _records(str(Store().root), paper, profile)
 
 
 @lru_cache(maxsize=None)
+def _records(root: str, paper: str, profile: str) -> tuple[dict, ...]:
+    from dpnotes.results import Store
+
+    return tuple(Store(root).records(paper, profile))
+
+
 def _run(config: str) -> tuple[str, float | None, float | None]:
-    """(run id, GPU-hours, CPU-hours) of one config (JSON; :func:`dpnotes.experiments.run_cost.hours`)."""
+    """(run id, GPU-hours, CPU-hours) of one config (JSON; :func:`dpnotes.experiments.run_cost.hours`),
+    priced from the store the caller reads."""
+    from dpnotes.results import Store
+
+    return _priced(str(Store().root), config)
+
+
+@lru_cache(maxsize=None)
+def _priced(root: str, config: str) -> tuple[str, float | None, float | None]:
     from dpnotes.experiments import resolve
     from dpnotes.experiments import run_cost as cost
 
     spec = resolve(json.loads(config))
-    return (spec.id, *cost.hours([spec], _committed(spec.paper, spec.profile))[1:])
+    return (spec.id, *cost.hours([spec], _records(root, spec.paper, spec.profile))[1:])
 
 
 def _sum(values) -> float | None:
@@ -113,12 +128,12 @@ def _sum(values) -> float | None:
 
 def needs_runs(configs: list[dict], what: str = "") -> str:
     """"needs the paper profile: N runs, about H GPU-hours / C CPU-hours" for the runs of
-    ``configs`` not yet among the committed records (estimates: :mod:`dpnotes.experiments.run_cost`,
-    stored records else bench), plus ``what`` they are; if every one is stored, says so."""
+    ``configs`` not yet in the store the caller reads (estimates: :mod:`dpnotes.experiments.run_cost`,
+    that store's records else bench), plus ``what`` they are; if every one is stored, says so."""
     if not configs:
         raise ValueError("needs_runs: configs must not be empty")
     runs = [_run(jsonio.dumps(c)) for c in configs]
-    stored = {r["id"] for r in _committed(configs[0]["paper"], configs[0]["profile"])}
+    stored = {r["id"] for r in _stored(configs[0]["paper"], configs[0]["profile"])}
     todo = [r for r in runs if r[0] not in stored]
     what = f" ({what})" if what else ""
     if not todo:

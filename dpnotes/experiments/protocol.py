@@ -48,7 +48,7 @@ class StudyModule(Protocol):
                 checkpoint: Path | None = None) -> dict: ...
 
 
-OPTIONAL = {"SUBSTITUTES": dict, "METHOD_VERSIONS": dict, "NOT_RUN": dict, "NOT_RUN_DEFAULT": str}
+OPTIONAL = {"SUBSTITUTES": dict, "DIFFERENCES": tuple, "METHOD_VERSIONS": dict, "NOT_RUN": dict, "NOT_RUN_DEFAULT": str}
 
 
 LAYOUT = {

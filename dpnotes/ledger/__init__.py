@@ -16,6 +16,7 @@ from dpnotes.ledger.events import (
     NoOpDpEvent,
     PoissonSampledDpEvent,
     RandomizedResponseDpEvent,
+    RepeatAndSelectDpEvent,
     SelfComposedDpEvent,
     event_from_json,
     event_to_json,
@@ -25,6 +26,7 @@ from dpnotes.ledger.ledger import Ledger, check_count
 __all__ = [
     "EVENT_TYPES", "CandidateStepDpEvent", "ComposedDpEvent", "DpEvent", "DpisIterationDpEvent",
     "GaussianDpEvent", "LabelRandomizedResponseDpEvent", "Ledger", "NoOpDpEvent", "NonPrivateDpEvent",
-    "PoissonSampledDpEvent", "RandomizedResponseDpEvent", "SelfComposedDpEvent", "check_count",
+    "PoissonSampledDpEvent", "RandomizedResponseDpEvent", "RepeatAndSelectDpEvent",
+    "SelfComposedDpEvent", "check_count",
     "event_from_json", "event_to_json",
 ]

@@ -58,6 +58,7 @@ NonPrivateDpEvent = _dp_event.NonPrivateDpEvent
 NoOpDpEvent = _dp_event.NoOpDpEvent
 PoissonSampledDpEvent = _dp_event.PoissonSampledDpEvent
 RandomizedResponseDpEvent = _dp_event.RandomizedResponseDpEvent
+RepeatAndSelectDpEvent = _dp_event.RepeatAndSelectDpEvent  # hyperparameter tuning (dpnotes.accounting.tuning)
 SelfComposedDpEvent = _dp_event.SelfComposedDpEvent
 UnsupportedDpEvent = _dp_event.UnsupportedDpEvent
 
@@ -158,7 +159,7 @@ EVENT_TYPES: dict[str, type[DpEvent]] = {
     for cls in (
         GaussianDpEvent, PoissonSampledDpEvent, SelfComposedDpEvent, ComposedDpEvent,
         NonPrivateDpEvent, NoOpDpEvent, RandomizedResponseDpEvent, LaplaceDpEvent,
-        DiscreteLaplaceDpEvent, UnsupportedDpEvent,
+        DiscreteLaplaceDpEvent, UnsupportedDpEvent, RepeatAndSelectDpEvent,
         DpisIterationDpEvent, CandidateStepDpEvent, LabelRandomizedResponseDpEvent,
     )
 }

@@ -13,6 +13,7 @@ import dataclasses
 from dpnotes import call_memo, experiments
 from dpnotes import claims as claims_registry
 from dpnotes.claims import PAPERS
+from dpnotes.experiments.differences import unmeasured as unmeasured_share
 from dpnotes.experiments.measurement import missing
 from dpnotes.record import Record
 from dpnotes.report.verdicts import (
@@ -190,6 +191,9 @@ def _rows(paper: str, store: Store) -> list[dict]:
         m = measured.get(claim.id) or missing(claim.id, reasons.get(claim.id, default))
         if m.kind != "missing" and m.substitute is None:
             m = dataclasses.replace(m, substitute=experiments.substitute(paper, claim.id))
+        if m.kind != "missing" and m.substitute is not None and m.share is None:
+            # what of the substitute's share no record of this measurement measures, and why (declared)
+            m = dataclasses.replace(m, share=unmeasured_share(paper, claim.id, measured=bool(m.explained)))
         # statements' comparisons are paired differences in the units of the paper's training claims
         sd = (sd_for("gain", "percentage points") if m.kind == "statement" else
               sd_for(m.kind, claim.unit) if m.kind in ("training", "gain") else None)
@@ -208,6 +212,7 @@ def _rows(paper: str, store: Store) -> list[dict]:
             "fidelity": ev.fidelity, "substitute": ev.substitute, "note": ev.note,
             "margin": ev.margin, "interval": list(ev.interval) if ev.interval else None,
             "evidence": ev.evidence, "detail": ev.detail, "same_as": ev.same_as,
+            "share": ev.share, "share_value": ev.share_value,
         })
     return rows
 

@@ -67,6 +67,8 @@ class Evidence:
     planned: int | None = None  # the seeds the plan (the paper profile) gives its runs
     check: str | None = None  # a check's kind (claims.CHECKS)
     same_as: str | None = None  # measured on the same runs as this claim (registry ``same_as``)
+    share: str | None = None  # how much of the difference to the paper the substitute explains, or why unmeasured
+    share_value: float | None = None  # that share, measured: the mean shift on the verdict's seeds (claim's unit)
 
     def __post_init__(self):
         allowed = VERDICTS + CHECK_VERDICTS if self.category == "check" else VERDICTS
@@ -153,8 +155,33 @@ def _base(claim: Claim, m: Measurement, verdict: str, ours, detail: str | None, 
     """Evidence with the measurement's basis, fidelity and caveat filled in."""
     basis = list(m.record_ids) if m.record_ids else m.basis
     shown = isinstance(ours, str) and m.detail is not None and m.detail in ours  # statements show it as ours
+    share, value = _share(m)
     return Evidence(claim.id, verdict, ours, basis, detail, fidelity="substitute" if m.substitute else "paper",
-                    substitute=m.substitute, note=None if shown else m.detail, **kw)
+                    substitute=m.substitute, note=None if shown else m.detail, share=share, share_value=value, **kw)
+
+
+def _share(m: Measurement) -> tuple[str | None, float | None]:
+    """(words, mean shift) of the share of the difference to the paper that the substitute explains:
+    measured on the same seeds where ``m.explained`` holds it, with ``m.share`` (what no record
+    measures, and why) after it."""
+    if not m.explained:
+        return m.share, None
+    what, shifts = m.explained
+    value = statistics.fmean(shifts)
+    measured = f"measured: {what}: {value:+.2f} on these seeds"
+    return (measured if not m.share else f"{measured}; {m.share}"), value
+
+
+def lacking_share(rows) -> list[str]:
+    """The ids of judged claims (:class:`Evidence`, or scoreboard rows) that read not reproduced on a
+    substitute setting without saying how much of the difference the substitute explains: none may
+    (a reader could not tell the paper's failure from our substitute's)."""
+    def get(row, name):
+        return row.get(name) if isinstance(row, dict) else getattr(row, name)
+
+    return [get(r, "id") if isinstance(r, dict) else r.claim_id for r in rows
+            if get(r, "verdict") == "not_reproduced" and get(r, "fidelity") == "substitute"
+            and get(r, "category") == "claim" and not get(r, "share")]
 
 
 def convention_of(claims_and_values) -> tuple[str, str]:
@@ -434,6 +461,11 @@ def rules_markdown() -> str:
         "judged.",
         "- *fidelity*: `paper` when the run used the paper's settings, `substitute` when something differs "
         "(named). Totals count the two apart. *not run*: no record answers the claim; the reason is given.",
+        "- *a substitute's share*: a verdict on a substitute setting says how much of the difference to the paper "
+        "the substitute alone explains, measured on the same seeds where records can (e.g. our model's non-private "
+        "gap to the paper's); a training value is then not reproduced only when its interval net of that share "
+        "still lies wholly outside p ± M, otherwise inconclusive, \"explained by the substitute\". Where no record "
+        "can measure the share, the verdict says so and why.",
     ])
 
 

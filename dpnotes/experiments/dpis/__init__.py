@@ -80,6 +80,7 @@ from .runs import (
     CIFAR_EPOCHS,
     CIFAR_EPSILONS,
     CIFAR_MODEL,
+    DECAY_GRID,
     DECAY_PROBE,
     DECAY_RATE,
     GHOST_FROM_SEED,
@@ -100,12 +101,14 @@ from .runs import (
     ablation_configs,
     cifar10_configs,
     configs,
+    decay_paper_configs,
     raw_configs,
 )
 from .settings import (
     ACCOUNTANT,
     DATA_VERSION,
     DATASETS,
+    DIFFERENCES,
     FIG1_BATCHES,
     FIG1C_EPOCHS,
     PAPER,
@@ -122,7 +125,8 @@ __all__ = [
     'GHOST_FROM_SEED',
     '_config', '_eps_key', '_images', '_n_train', 'ABLATION_A_E', 'ABLATION_C_STAR', 'ablation_cells',
     'ablation_configs', 'ABLATION_EPSILON', 'ABLATION_K', 'ac_release_rdp', 'ACCOUNTANT', 'capped_draws',
-    'cifar10_configs', 'CIFAR_EPOCHS', 'CIFAR_EPSILONS', 'CIFAR_MODEL', 'configs', 'DATA_VERSION', 'DATASETS',
+    'cifar10_configs', 'decay_paper_configs', 'DECAY_GRID',
+    'CIFAR_EPOCHS', 'CIFAR_EPSILONS', 'CIFAR_MODEL', 'configs', 'DATA_VERSION', 'DATASETS',
     'decay_activation', 'DECAY_PROBE', 'DECAY_RATE', 'dpsgd_epsilon', 'dpsgd_ledger', 'dpsgd_sigma', 'eq11_cost',
     'execute', 'features_share', 'FIG1_BATCHES', 'fig1c_accountant', 'FIG1C_EPOCHS', 'figure1_batch_sizes',
     'figure1_schedules', 'gains', 'implied_batch_sizes', 'line32_vs_eq7', 'measure', 'measured_ids', 'MODEL',
@@ -130,7 +134,8 @@ __all__ = [
     'PAPER_EPSILONS', 'PAPER_SEEDS', 'precondition_frame', 'QUICK_EPSILON', 'raw_configs', 'raw_gaps',
     'RAW_METHODS', 'RAW_MODEL', 'RAW_VARIANTS', 'reasons', 'repeated_cells', 'run_costs', 'SCALE', 'schedule',
     'SCHEDULE_RATIOS', 'sigma_at_ratio', 'SIGMA_DIGITS', 'SIGMA_GRID_RATIOS', 'sigma_le_dpsgd',
-    'sigma_trajectories', 'SMOKE_EPSILON', 'SUBSTITUTES', 'table3_cells', 'table3_methods', 'TB_CLIP',
+    'sigma_trajectories', 'SMOKE_EPSILON', 'SUBSTITUTES', 'DIFFERENCES',
+    'table3_cells', 'table3_methods', 'TB_CLIP',
     'TB_END_TO_END', 'TITLE', 'TRAMER_BONEH',
 ]
 

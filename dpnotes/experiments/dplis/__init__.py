@@ -94,13 +94,14 @@ from .runs import (
     table10_radii,
     table10_radius,
 )
-from .settings import CONVERSION, DATA_VERSION, DELTA, ORDERS, PAPER, TF_TUTORIAL, TITLE
+from .settings import CONVERSION, DATA_VERSION, DELTA, DIFFERENCES, ORDERS, PAPER, TF_TUTORIAL, TITLE
 from .training import CIFAR10_MEAN, CIFAR10_STD, execute, landscape_of, load
 
 __all__ = [
     'DRAWS_FROM_SEED', 'GHOST_FROM_SEED', 'choose_draws',
     '_acc_at', '_config', '_tag', 'ARMS', 'CIFAR10_MEAN', 'CIFAR10_STD', 'column_epoch', 'column_match',
-    'ColumnMatch', 'COMBINE', 'configs', 'CONVERSION', 'DATA_VERSION', 'dataset_counts', 'DELTA', 'epoch_table',
+    'ColumnMatch', 'COMBINE', 'configs', 'DIFFERENCES',
+    'CONVERSION', 'DATA_VERSION', 'dataset_counts', 'DELTA', 'epoch_table',
     'eps_columns', 'epsilon', 'epsilon_tf_tutorial', 'execute', 'experiment', 'EXTRA_SEEDS', 'FIGURE3_R',
     'FIGURE3_ROWS', 'landscape_of', 'load', 'LONG_COLUMNS', 'long_configs', 'long_radii', 'long_run', 'measure',
     'MEASURED', 'measured_ids', 'NOT_RUN', 'NOT_RUN_DEFAULT', 'not_run_table', 'ORDERS', 'PAPER', 'radius',

@@ -106,6 +106,7 @@ from .runs import (
 from .settings import (
     CHECK_SEED,
     DATA_VERSION,
+    DIFFERENCES,
     DIRICHLET,
     EPSILONS,
     KS,
@@ -144,7 +145,8 @@ __all__ = [
     'SELECTION_AUGMENTS', 'SELECTION_CANDIDATES', 'selection_configs', 'SELECTION_EPSILONS', 'SMOKE',
     'SMOKE_EPSILON', 'SPLIT_EPSILON', 'SPLIT_FRACTIONS', 'split_grid', 'split_grid_mean', 'SPLIT_HALF',
     'SPLIT_SLIGHTLY_ABOVE',
-    'SUBSTITUTES', 'table1_margins', 'table4_cells', 'TABLE4_EPSILONS', 'theorem3_check', 'TITLE', 'uniform_check',
+    'SUBSTITUTES', 'DIFFERENCES',
+    'table1_margins', 'table4_cells', 'TABLE4_EPSILONS', 'theorem3_check', 'TITLE', 'uniform_check',
     'VALIDATION', 'VALIDATION_SEED', 'validation_split', 'WEIGHT_DECAY',
 ]
 

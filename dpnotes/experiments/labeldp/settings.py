@@ -5,6 +5,7 @@ settings read from the claims registry (``dpnotes/claims/labeldp.toml``) and ``S
 from __future__ import annotations
 
 from dpnotes import claims
+from dpnotes.experiments.differences import Difference
 
 TITLE = (
     "B. Ghazi, N. Golowich, R. Kumar, P. Manurangsi, C. Zhang. "
@@ -45,3 +46,37 @@ SUBSTITUTES = {
     "labeldp.sec5_1.resnet18_nonprivate": ("LP-1ST at eps = inf (the labels as they are) with the JAX profile's mixup "
                                            "at its nearest eps (ours)"),
 }
+
+# Each substitute, what it changes, how much of a verdict it explains and whether the paper's setting
+# was run (dpnotes.experiments.differences; the chapter's "Where we differ from the paper").
+DIFFERENCES = (
+    Difference(
+        "small CNN for Table 4", "the model: App. B trains a simplified Inception net on MNIST and Fashion-MNIST",
+        ("labeldp.table4.*.lp_*",), "queued: Table 4 on App. B's network, LP-1ST and LP-2ST at every eps, paired seeds",
+        measured="per seed, our small CNN's non-private accuracy (LP-1ST at eps = inf) minus the paper's eps = inf "
+                 "column (a seed without that run: the mean of those with it)",
+        queued=("table4.*.appb",)),
+    Difference(
+        "eps columns inferred", "which eps each of Table 4's columns is: the header is lost in the text",
+        ("labeldp.table4.*.lp_*", "labeldp.appc.*"), "cannot be run: the header is lost",
+        unmeasured="no run can read a lost header; the columns are read as ascending budgets"),
+    Difference(
+        "small CNN for App. C and LP-3ST", "the model under comparisons of our own runs on paired seeds",
+        ("labeldp.appc.*", "labeldp.sec5_1.lp3st_gain"),
+        "App. C's runs on App. B's network queued with Table 4's; LP-3ST on it not queued",
+        unmeasured="the model moves both arms of each comparison, and how it moves their difference needs the "
+                   "same comparison on App. B's network (App. C: Table 4's queued App. B runs)",
+        queued=("table4.*.appb",)),
+    Difference(
+        "MNIST and Fashion-MNIST, small CNN, for App. E", "the data and model of Figures 4-5: CIFAR-10 with ResNet-18",
+        ("labeldp.appe.*",), "not queued: the split grid on CIFAR-10 with ResNet-18",
+        unmeasured="no record runs the stage-1 split grid on CIFAR-10 with ResNet-18, the only setting that measures "
+                   "it (one LP-2ST run of Table 1's CIFAR-10 setting per fraction and seed)",
+        would_measure=("table1.cifar10.lp_2st.eps*", ("SPLIT_FRACTIONS", "APPE_SEEDS"))),
+    Difference(
+        "CIFAR-10 recipe from the authors' JAX profile", "Table 1's mixup, stage-1 fraction, temperature and input "
+        "standardisation, which the paper does not print", ("labeldp.table1.lp_[12]st.*", "labeldp.sec5_1.*nonprivate"),
+        "the authors' code's reading; Table 1's CIFAR-10 runs queued (GPU)",
+        unmeasured="the paper prints none of these settings and no record runs another",
+        queued=("table1.cifar10.*",)),
+)
