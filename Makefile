@@ -4,7 +4,9 @@
 # Helpers: make setup | nbval-refresh | mathjax | clean
 # Variables: PROFILE (smoke|quick|paper, default quick), DEVICE (default cpu), YES (1: start runs
 #   estimated over an hour without asking; otherwise a chapter with such runs missing stops and says so),
-#   PYTHON (interpreter that creates .venv), TORCH_PIP_ARGS (e.g. --index-url of CPU wheels),
+#   PYTHON (interpreter that creates .venv), TORCH (cpu, default; cuda: PyPI's CUDA build of the
+#   pinned torch version; cuXYZ, e.g. cu126: that CUDA build from download.pytorch.org; remembered
+#   in .venv/.torch, so later targets keep it), TORCH_PIP_ARGS (e.g. --index-url of CPU wheels),
 #   PYTEST_ARGS (extra pytest arguments), OFFLINE (1, default: MathJax bundled, the build fails
 #   without npm; 0: MathJax from a CDN), BOOK_JOBS (chapters executed at once, default 2).
 
@@ -28,8 +30,25 @@ EXECUTED := book/executed
 MATHJAX_VERSION := 3.2.2
 # build/ is ignored by git; build/mathjax/mathjax/ is copied to _build/html/mathjax/ (html_extra_path).
 MATHJAX_JS := build/mathjax/mathjax/tex-chtml.js
-# The set-up is keyed on the content of the files that define the environment.
-STAMP := $(VENV)/.setup-$(shell cat pyproject.toml constraints.txt | sha256sum | cut -c1-16)
+# torch's build: cpu (the pin of constraints.txt, torch==X+cpu) or a CUDA build of the same version X.
+TORCH ?= $(shell cat $(VENV)/.torch 2>/dev/null || echo cpu)
+TORCH_VERSION := $(shell sed -n 's/^torch==\([^+]*\).*/\1/p' constraints.txt)
+ifeq ($(TORCH),cpu)
+TORCH_REQ := $$(grep '^torch==' constraints.txt)
+CONSTRAINTS := constraints.txt
+else ifeq ($(TORCH),cuda)
+TORCH_REQ := torch==$(TORCH_VERSION)
+CONSTRAINTS := $(VENV)/constraints-$(TORCH).txt
+else ifneq ($(filter-out cu,$(filter cu%,$(TORCH))),)
+TORCH_REQ := torch==$(TORCH_VERSION)+$(TORCH)
+TORCH_INDEX := --extra-index-url https://download.pytorch.org/whl/$(TORCH)
+CONSTRAINTS := $(VENV)/constraints-$(TORCH).txt
+else
+$(error TORCH must be cpu, cuda or a CUDA variant of download.pytorch.org such as cu126, got '$(TORCH)')
+endif
+# The set-up is keyed on the content of the files that define the environment (and on TORCH).
+STAMP := $(VENV)/.setup-$(shell { cat pyproject.toml constraints.txt; $(if $(filter-out cpu,$(TORCH)),echo $(TORCH);) } \
+  | sha256sum | cut -c1-16)
 
 # Kernels come from this environment whatever else the machine has installed.
 export JUPYTER_PATH := $(CURDIR)/$(VENV)/share/jupyter
@@ -41,15 +60,28 @@ export PYDEVD_DISABLE_FILE_VALIDATION := 1
 help:
 	@echo "make book   # set up .venv, execute the notebooks (PROFILE=$(PROFILE)), build _build/html"
 	@echo "make test   # set up .venv, run the test suite including nbval"
+	@echo "make setup TORCH=cuda   # the set-up alone, with a CUDA build of the pinned torch (default TORCH=$(TORCH))"
 
 setup: $(STAMP)
 
 # torch first, from constraints.txt: otherwise pip resolves torch for its dependants
-# and may pull a multi-GB CUDA build.
+# and may pull a multi-GB CUDA build. With TORCH=cuda or cuXYZ, the constraints are
+# constraints.txt with torch's pin swapped for that build of the same version, and a CPU build
+# already installed is removed first (torch==X would accept X+cpu).
 $(STAMP):
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install $(TORCH_PIP_ARGS) -c constraints.txt "$$(grep '^torch==' constraints.txt)"
-	$(BIN)/python -m pip install -c constraints.txt -e ".[dev]"
+ifneq ($(TORCH),cpu)
+	sed 's/^torch==.*/$(TORCH_REQ)/' constraints.txt > $(CONSTRAINTS)
+	$(BIN)/python -c 'import sys, torch; sys.exit(torch.version.cuda is None)' 2>/dev/null \
+	  || $(BIN)/python -m pip uninstall -y torch
+endif
+	$(BIN)/python -m pip install $(TORCH_PIP_ARGS) $(TORCH_INDEX) -c $(CONSTRAINTS) "$(TORCH_REQ)"
+	$(BIN)/python -m pip install -c $(CONSTRAINTS) -e ".[dev]"
+ifneq ($(TORCH),cpu)
+	$(BIN)/python -c 'import sys, torch; print("torch", torch.__version__, "CUDA", torch.version.cuda, \
+	  "GPUs visible:", torch.cuda.device_count()); sys.exit(torch.version.cuda is None and "not a CUDA build")'
+endif
+	echo $(TORCH) > $(VENV)/.torch
 	rm -f $(VENV)/.setup-*
 	touch $@
 

@@ -3,8 +3,10 @@
 sigma 1.1, C 1, B 256 (q = 256/60000, Poisson), lr 0.15, plain SGD, noise on the sum divided
 by the expected batch size (TF Privacy tutorial settings; GDP paper Sec. 5). Reaching >= 90 %
 test accuracy within a few epochs is the acceptance check of the engine (not a paper claim).
+Trains with TrainConfig's default backend (ghost clipping). From the repository root, with the
+project's environment (`make setup`):
 
-    DPNOTES_DATA_MIRROR=/work/shared/data python benchmarks/mnist_quick.py [--epochs 8]
+    DPNOTES_DATA_MIRROR=/path/to/mirror .venv/bin/python benchmarks/mnist_quick.py [--epochs 8]
 """
 
 from __future__ import annotations
@@ -20,11 +22,6 @@ from dpnotes.data import load_mnist
 from dpnotes.train import TrainConfig, train
 
 
-def mnist_tensors(split: str) -> tuple[torch.Tensor, torch.Tensor]:
-    x, y = load_mnist(split)
-    return torch.as_tensor(x).float().div_(255).unsqueeze(1), torch.as_tensor(y)
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=8)
@@ -33,7 +30,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.threads:
         torch.set_num_threads(args.threads)
-    train_data, test_data = mnist_tensors("train"), mnist_tensors("test")
+    train_data, test_data = load_mnist("train", model_ready=True), load_mnist("test", model_ready=True)
     torch.manual_seed(args.seed)
     model = models.create("tf-mnist-cnn")
     config = TrainConfig(epochs=args.epochs, batch_size=256, lr=0.15, clip=1.0,

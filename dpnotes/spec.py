@@ -4,7 +4,8 @@ An experiments module describes a run by a small config dict (``paper``, ``profi
 ``experiment``, ``seed``, ``model``, ``model_kwargs``, ``dataset``, ``subset``, ``method``,
 ``method_config``, ``train``, and optionally ``analysis``: what is measured on the trained model,
 left out of the spec while empty). :func:`resolve` fills in every default (the model factory's
-keyword defaults, the method config's, every :class:`~dpnotes.train.TrainConfig` field) and
+keyword defaults, the method config's, every :class:`~dpnotes.train.TrainConfig` field, where
+``SPEC_DEFAULTS`` of :mod:`dpnotes.train.config` keep what stored specs had: ``grad_backend`` "func") and
 adds the version of each component whose behaviour affects the numbers: the engine
 (:data:`dpnotes.train.VERSION`), the method (``dpnotes.methods.<m>.VERSION``), the model
 (registered with the model) and the experiment's data pipeline (``DATA_VERSION`` of the
@@ -94,6 +95,7 @@ class RunSpec:
 
 def _train(config: Mapping) -> dict:
     from dpnotes.train import TrainConfig
+    from dpnotes.train.config import SPEC_DEFAULTS
 
     raw = dict(config.get("train") or {})
     for key in ("accountants", "betas"):
@@ -101,6 +103,8 @@ def _train(config: Mapping) -> dict:
             raw[key] = tuple(raw[key])
     if "device" in raw:
         raise ValueError("train must not set 'device' (where a run executes is not part of its spec)")
+    for key, value in SPEC_DEFAULTS.items():  # a spec keeps the default its stored records had
+        raw.setdefault(key, value)
     resolved = TrainConfig(**raw).to_dict()
     for key in PLACEMENT:
         resolved.pop(key)

@@ -107,6 +107,6 @@ def test_prv_within_proven_bounds(sigma, q, steps, delta):
 
 
 def test_pld_grid_estimate_admits_the_papers_settings():
-    # GDP Table 1's longest run at the registry's grid (1e-4) and the CLI's (1e-3).
+    # GDP Table 1's longest run at the default grid (1e-4, library and CLI) and a coarser one (1e-3).
     assert pld_grid_points([(256 / 60000, 0.5, 23438)], 1e-4) <= PLD_MAX_POINTS
     assert pld_grid_points([(256 / 60000, 0.5, 23438)], 1e-3) <= PLD_MAX_POINTS / 10

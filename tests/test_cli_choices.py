@@ -15,6 +15,10 @@ def test_static_choices_equal_the_registry():
     assert choices.SGM_ACCOUNTANTS == SGM_ACCOUNTANTS
     assert choices.ALL_ACCOUNTANTS == ACCOUNTANTS
     assert choices.ORDER_NAMES == tuple(sorted(ORDERS))
+    from dpnotes.accounting.pld import DEFAULT_DISCRETIZATION
+    from dpnotes.accounting.registry import accountant
+
+    assert choices.PLD_DISCRETIZATION == DEFAULT_DISCRETIZATION == accountant("pld").discretization
 
 
 @pytest.mark.parametrize("argv", [["--help"], *([name, "--help"] for name in SUBCOMMANDS)])

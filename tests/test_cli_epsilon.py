@@ -28,9 +28,7 @@ def test_epsilon_all_keys_and_table(capsys):
                          "--noise-multiplier", "1.0", "--json"])
     assert set(got) == {"rdp", "rdp-classic", "clt", "pld"}
     assert set(got["pld"]) == {"epsilon"} and set(got["clt"]) == {"mu", "epsilon"}
-    # The CLI's PLD grid (default 1e-3) is an upper bound above the library's finer 1e-4 grid.
-    fine = epsilon(0.01, 1.0, 100, 1e-5, "pld")["pld"]["epsilon"]
-    assert fine <= got["pld"]["epsilon"] <= fine + 0.02
+    assert got["pld"] == epsilon(0.01, 1.0, 100, 1e-5, "pld")["pld"]  # one default grid: the library's
     assert main(["epsilon", "--sample-rate", "0.01", "--steps", "100", "--delta", "1e-5",
                  "--noise-multiplier", "1.0"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -86,3 +84,27 @@ def test_unknown_accountant_exits_nonzero(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["epsilon", *RUN, "--noise-multiplier", "1", "--accountant", "moments"])
     assert exc.value.code != 0
+
+
+@pytest.mark.parametrize("argv, run", [
+    (["--batch-size", "256", "--dataset-size", "60000", "--epochs", "15", "--noise-multiplier", "1.1"],
+     (256 / 60000, 1.1, 15 * 60000 / 256)),
+    (["--sample-rate", "0.01", "--steps", "1000", "--noise-multiplier", "0.8"], (0.01, 0.8, 1000)),
+])
+def test_cli_and_library_price_a_run_alike_and_the_default_pld_grid_is_an_upper_bound(capsys, argv, run):
+    """The CLI's and the library's default PLD grids are one (the same eps, to the last digit), and
+    that grid's eps is a certified upper bound: above dp_accounting's optimistic (lower) estimate on a
+    finer grid, and no looser than the coarse grid 1e-3."""
+    from dp_accounting.pld import privacy_loss_distribution
+
+    from dpnotes.accounting.pld import DEFAULT_DISCRETIZATION, pld_epsilon
+    from dpnotes.accounting.rdp import integer_steps
+
+    got = _json(capsys, ["epsilon", *argv, "--delta", "1e-5", "--accountant", "pld", "--json"])["pld"]["epsilon"]
+    q, sigma, steps = run
+    assert got == epsilon(q, sigma, steps, 1e-5, "pld")["pld"]["epsilon"]
+    assert got == pld_epsilon([(q, sigma, integer_steps(steps))], 1e-5, DEFAULT_DISCRETIZATION)
+    lower = privacy_loss_distribution.from_gaussian_mechanism(
+        sigma, sampling_prob=q, pessimistic_estimate=False, use_connect_dots=False,
+        value_discretization_interval=DEFAULT_DISCRETIZATION / 2).self_compose(integer_steps(steps))
+    assert lower.get_epsilon_for_delta(1e-5) <= got <= pld_epsilon([(q, sigma, integer_steps(steps))], 1e-5, 1e-3)

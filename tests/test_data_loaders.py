@@ -55,6 +55,28 @@ def test_idx_loaders_return_the_arrays_written(tmp_path, loader, name):
         loader("validation", mirror=tmp_path / "m", cache_dir=tmp_path / "c", registry={name: ds})
 
 
+@pytest.mark.parametrize("loader, name", [(load_mnist, "mnist"), (load_fashion_mnist, "fashion-mnist"),
+                                          (load_cifar10, "cifar-10")])
+def test_model_ready_images_are_floats_in_0_1_with_a_channel_axis_that_train_takes(tmp_path, loader, name):
+    from dpnotes import models
+    from dpnotes.train import TrainConfig, train
+
+    ds, _ = make_cifar(tmp_path / "m") if name == "cifar-10" else make_idx(tmp_path / "m", name=name)
+    kw = dict(mirror=tmp_path / "m", cache_dir=tmp_path / "c", registry={name: ds})
+    raw_x, raw_y = loader("train", **kw)
+    x, y = loader("train", model_ready=True, **kw)
+    assert x.dtype == torch.float32 and y.dtype == torch.int64 and torch.equal(y, raw_y)
+    assert x.shape == (len(y), *([1, 28, 28] if name != "cifar-10" else [3, 32, 32]))
+    assert torch.equal(x.reshape(raw_x.shape) * 255, raw_x.float()) and 0 <= float(x.min()) <= float(x.max()) <= 1
+    with pytest.raises(ValueError, match="model_ready must be True or False"):
+        loader("train", model_ready="yes", **kw)
+    model = models.create("tf-mnist-cnn" if name != "cifar-10" else "dplis-cifar-cnn")
+    config = TrainConfig(epochs=1, batch_size=4, accountants=())
+    train(model, (x, y), (x, y), config, progress=False)  # takes them as they are
+    with pytest.raises(ValueError, match=r"raw pixels.*model_ready=True"):
+        train(model, (raw_x, raw_y), None, config, progress=False)
+
+
 def test_read_idx_rejects_malformed_files(tmp_path):
     assert read_idx(write(tmp_path / "ok", idx_bytes(np.arange(6).reshape(2, 3)))).tolist() == [[0, 1, 2], [3, 4, 5]]
     with pytest.raises(ValueError, match="not an unsigned-byte IDX"):

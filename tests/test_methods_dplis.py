@@ -40,7 +40,7 @@ def test_radius_zero_is_exactly_the_dpsgd_step(K):
 @pytest.mark.parametrize("R", [0.0, 3.0])
 def test_sum_is_k_times_the_mean_before_clipping(R):
     x, y = _data()
-    ctx = build_context(_model(), (x, y), None, CFG.replace(clip=1e6))
+    ctx = build_context(_model(), (x, y), None, CFG.replace(clip=1e6, grad_backend="func"))  # dense gradients
     K, seen = 4, []
 
     def spy(params, inputs, targets):

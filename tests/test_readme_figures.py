@@ -51,6 +51,9 @@ def test_the_figures_the_readme_states_are_the_codes():
     assert f"decided with probability ≥ {plan.POWER:g}" in text and f"had fewer than {plan.THIN})" in text
     assert f"every module at most {protocol.LINE_CAP} lines" in text
     assert preflight.ASK_OVER_HOURS == 1.0 and "Work estimated over an hour on its device" in text
+    from dpnotes.accounting.pld import DEFAULT_DISCRETIZATION
+
+    assert DEFAULT_DISCRETIZATION == 1e-4 and "`--pld-discretization`, default 1e-4 as in the library" in text
     pin = next(line for line in (REPO / "constraints.txt").read_text().splitlines() if line.startswith("torch=="))
     assert f"`{pin}`" in README
 

@@ -49,7 +49,8 @@ def test_the_table_has_a_grand_total_every_not_run_reason_and_every_value_whole(
     summed = lambda fid, v: sum(t[fid][v] for t in total.values())  # noqa: E731
     measured = sum(summed(fid, v) for fid in ("paper", "substitute") for v in total["gdp"][fid])
     assert lines[-1] == (
-        f"all 5 papers: {measured} claims measured; paper settings: {summed('paper', 'reproduced')} reproduced, "
+        f"all {len(total)} papers: {measured} claims measured; "
+        f"paper settings: {summed('paper', 'reproduced')} reproduced, "
         f"{summed('paper', 'not_reproduced')} not_reproduced, {summed('paper', 'inconclusive')} inconclusive; "
         f"substitute settings: {summed('substitute', 'reproduced')} reproduced, "
         f"{summed('substitute', 'not_reproduced')} not_reproduced, {summed('substitute', 'inconclusive')} "

@@ -134,6 +134,55 @@ def test_setup_creates_venv_then_torch_then_project(scratch):
     assert torch_pin == f"torch=={constraints()['torch']}"
 
 
+def _torch_lines(lines: list[str]) -> tuple[str, str, str]:
+    """The torch install, the project install and the constraints-writing sed of `make -n setup`."""
+    (torch,) = [l for l in lines if "pip install" in l and "torch==" in l and "-e" not in l.split()]
+    (project,) = [l for l in lines if "pip install" in l and '-e ".[dev]"' in l]
+    sed = [l for l in lines if l.startswith("sed ")]
+    return torch, project, sed[0] if sed else ""
+
+
+def test_setup_torch_cuda_installs_a_cuda_build_of_the_pinned_version(scratch):
+    """`make setup TORCH=cuda`: torch==X (PyPI's CUDA build) where constraints.txt pins X+cpu, from
+    constraints.txt with only torch's pin swapped, used by both installs; a CPU build in the way is
+    removed first and the result is checked to be a CUDA build."""
+    version = constraints()["torch"].split("+")[0]
+    lines = make_n(scratch, "setup", "TORCH=cuda")
+    torch, project, sed = _torch_lines(lines)
+    assert torch.endswith(f'-c .venv/constraints-cuda.txt "torch=={version}"') and "download.pytorch.org" not in torch
+    assert '-c .venv/constraints-cuda.txt -e ".[dev]"' in project
+    (scratch / ".venv").mkdir()
+    subprocess.run(["bash", "-c", sed], cwd=scratch, check=True)
+    swapped = (scratch / ".venv/constraints-cuda.txt").read_text().splitlines()
+    original = (scratch / "constraints.txt").read_text().splitlines()
+    changed = [(a, b) for a, b in zip(original, swapped) if a != b]
+    assert changed == [(f"torch=={constraints()['torch']}", f"torch=={version}")]
+    text = "\n".join(lines)
+    assert "pip uninstall -y torch" in text and 'sys.exit(torch.version.cuda is None and "not a CUDA build")' in text
+    assert text.index("pip uninstall") < text.index(torch) < text.index("not a CUDA build")
+    assert lines[-3] == "echo cuda > .venv/.torch"
+
+
+def test_setup_torch_cu_variant_comes_from_its_pytorch_index(scratch):
+    version = constraints()["torch"].split("+")[0]
+    torch, project, sed = _torch_lines(make_n(scratch, "setup", "TORCH=cu126"))
+    assert "--extra-index-url https://download.pytorch.org/whl/cu126 -c .venv/constraints-cu126.txt" in torch
+    assert torch.endswith(f'"torch=={version}+cu126"') and sed.endswith("> .venv/constraints-cu126.txt")
+
+
+def test_setup_torch_choice_is_stamped_remembered_and_checked(scratch):
+    stamp = {t: [l.split()[-1] for l in make_n(scratch, "setup", f"TORCH={t}") if l.startswith("touch ")][0]
+             for t in ("cpu", "cuda", "cu126")}
+    assert len(set(stamp.values())) == 3  # switching builds redoes the set-up
+    (scratch / ".venv").mkdir()
+    (scratch / ".venv/.torch").write_text("cuda\n")  # what `make setup TORCH=cuda` leaves
+    (scratch / stamp["cuda"]).touch()
+    assert not any("pip install" in l for l in make_n(scratch, "setup")), "a later make would reinstall torch"
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    out = subprocess.run(["make", "-n", "setup", "TORCH=rocm"], cwd=scratch, env=env, capture_output=True, text=True)
+    assert out.returncode != 0 and "TORCH must be cpu, cuda or a CUDA variant" in out.stderr and "'rocm'" in out.stderr
+
+
 def test_setup_is_stamped_on_pyproject_and_constraints(scratch):
     (stamp,) = [l.split()[-1] for l in make_n(scratch, "setup") if l.startswith("touch ")]
     (scratch / stamp).parent.mkdir(parents=True)
@@ -307,3 +356,11 @@ def test_cdn_fallback_config_drops_only_the_bundled_mathjax_settings():
     lines = (REPO / "_config.yml").read_text().splitlines()
     dropped = [l.split(":")[0].strip() for l in lines if any(re.match(p, l) for p in patterns)]
     assert dropped == ["mathjax_path", "html_extra_path"]
+
+
+def test_readme_gpu_setup_names_the_pinned_torch_version():
+    text = (REPO / "README.md").read_text()
+    version = constraints()["torch"].split("+")[0]
+    assert "make setup TORCH=cuda" in text and "tests/test_cuda.py" in text
+    named = set(re.findall(r"torch==(\d[\w.+]*)", section(text, "GPU set-up")))
+    assert named == {version, f"{version}+cu126"}, named

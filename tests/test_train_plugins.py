@@ -60,7 +60,8 @@ def test_hooks_are_called_in_order_and_extend_the_record():
 
 def test_parameter_smoothing_sums_k_draws_before_clipping():
     x, y = _data()
-    cfg = TrainConfig(batch_size=8, lr=0.5, clip=2.0, noise_multiplier=1.5, accountants=())
+    cfg = TrainConfig(batch_size=8, lr=0.5, clip=2.0, noise_multiplier=1.5, accountants=(),
+                      grad_backend="func")  # dense per-example gradients, compared entry by entry
     ctx = build_context(_model(), (x, y), None, cfg)
     params = ctx.params()
     seen = []
@@ -125,8 +126,8 @@ def test_mixup_on_cuda():
 
 def test_per_example_norms_match_direct_computation():
     x, y = _data()
-    ctx = build_context(_model(), (x, y), None, TrainConfig(batch_size=16, eval_batch_size=7,
-                                                            accountants=()))
+    ctx = build_context(_model(), (x, y), None, TrainConfig(batch_size=16, eval_batch_size=7, accountants=(),
+                                                            grad_backend="func"))  # dense gradients
     norms = ctx.per_example_norms()
     g = ctx.backend(ctx.params(), (x,), y)[0]
     direct = torch.sqrt(sum(v.reshape(80, -1).pow(2).sum(1) for v in g.values()))

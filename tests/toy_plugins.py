@@ -10,6 +10,7 @@ from dp_accounting.dp_event import UnsupportedDpEvent
 from dpnotes import validate
 from dpnotes.ledger import GaussianDpEvent, PoissonSampledDpEvent
 from dpnotes.train import Plugin
+from dpnotes.train.grads import add_examples
 from dpnotes.train.sampling import to_device
 
 
@@ -33,7 +34,7 @@ class ParameterSmoothing(Plugin):
             shifted = {k: v + std * torch.randn(v.shape, generator=ctx.noise_gen, dtype=v.dtype,
                                                 device=v.device) for k, v in params.items()}
             grads, loss_k, outputs = grad_fn(shifted, inputs, targets)
-            total = grads if total is None else {k: total[k] + grads[k] for k in grads}
+            total = grads if total is None else add_examples(total, grads)  # dense or factored
             losses = losses + loss_k / self.draws
         return total, losses, outputs
 

@@ -37,6 +37,10 @@ import numpy as np
 from dpnotes import validate
 from dpnotes.accounting.grid import check_pld_points
 
+# The one default loss grid (library, training ledgers, `dpnotes epsilon`): within 1e-3 of the exact
+# Gaussian mechanism, and still a certified upper bound (pessimistic); stored records are priced on it.
+DEFAULT_DISCRETIZATION = 1e-4
+
 TAIL = 1e-15  # composed mass allowed outside the FFT window; added to the mass at +inf
 _Z_TAIL = 8.3  # P(N(0, 1) > 8.3) < 1e-16: the noise range a single step's grid covers
 _erfc = np.frompyfunc(math.erfc, 1, 1)
@@ -173,7 +177,8 @@ def _epsilon(pmf: _Pmf, h: float, delta: float) -> float:
     return max(min(max(eps, low), float(loss[j])), 0.0)
 
 
-def pld_epsilon(mechanisms: Sequence[tuple[float, float, int]], delta: float, discretization: float = 1e-4) -> float:
+def pld_epsilon(mechanisms: Sequence[tuple[float, float, int]], delta: float,
+                discretization: float = DEFAULT_DISCRETIZATION) -> float:
     """eps at ``delta`` of the composition of ``(q, sigma, count)`` Poisson-subsampled Gaussian
     mechanisms (q = 1: the Gaussian mechanism), pessimistic PLD on a loss grid of spacing
     ``discretization``: an upper bound. Connecting the dots keeps E[e^-L] exact, so the error

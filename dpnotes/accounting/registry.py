@@ -32,7 +32,7 @@ import numpy as np
 from dpnotes import validate
 from dpnotes.accounting.gdp import epsilon_from_mu, mu_poisson
 from dpnotes.accounting.grid import check_pld_grid
-from dpnotes.accounting.pld import pld_epsilon
+from dpnotes.accounting.pld import DEFAULT_DISCRETIZATION, pld_epsilon
 from dpnotes.accounting.rdp import _check_sgm, integer_steps, rdp_to_epsilon, resolve_orders, subsampled_gaussian_rdp
 
 # The ledger's events (dp_accounting's, which import scipy) are imported where a ledger or an
@@ -266,7 +266,7 @@ class PldAccountant(Accountant):
     too large to hold raises :class:`~dpnotes.accounting.grid.GridTooLargeError` before any
     allocation."""
 
-    discretization: float = 1e-4
+    discretization: float = DEFAULT_DISCRETIZATION
 
     def price_mechanisms(self, mechanisms, delta):
         mechanisms = [(q, sigma, integer_steps(count)) for q, sigma, count in mechanisms]

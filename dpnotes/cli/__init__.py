@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from dpnotes import __version__
@@ -39,7 +40,36 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         module.register(sub)
+    _plain_help(parser)
     return parser
+
+
+def _plain_help(parser: argparse.ArgumentParser) -> None:
+    """:func:`plain` on the descriptions, epilogs and help texts of ``parser`` and its subparsers."""
+    parser.description, parser.epilog = plain(parser.description), plain(parser.epilog)
+    for action in parser._actions:
+        action.help = plain(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                choice.help = plain(choice.help)
+            for subparser in action.choices.values():
+                _plain_help(subparser)
+
+
+_ROLE = re.compile(r":[a-z]+(?::[a-z]+)?:`~?([^`<]*?)\s*(?:<[^`>]*>)?`")  # :mod:`x`, :func:`~a.b`, :ref:`t <x>`
+
+
+def plain(text: str | None) -> str | None:
+    """The reST of a docstring as terminal text (``--help`` shows the subcommands' module
+    docstrings): roles give their text (``:func:`~a.b``` -> b), ````code```` and `x` lose their
+    backticks, ``**bold**`` its stars."""
+    if not text or not isinstance(text, str):
+        return text
+    text = _ROLE.sub(lambda m: m.group(1).rsplit(".", 1)[-1] if m.group(0).split("`")[1].startswith("~")
+                     else m.group(1), text)
+    text = re.sub(r"``(.+?)``", r"\1", text, flags=re.S)
+    text = re.sub(r"\*\*(.+?)\*\*", r"\1", text, flags=re.S)
+    return re.sub(r"(?<![\w`])`([^`\n]+)`(?![\w`])", r"\1", text)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -10,3 +10,5 @@ SGM_ACCOUNTANTS = ("rdp", "rdp-classic", "clt", "prv", "pld", "dpis", "sadpsgd-a
 ALL_ACCOUNTANTS = ("rdp", "rdp-classic", "clt", "pld")
 # The keys of dpnotes.accounting.rdp.ORDERS.
 ORDER_NAMES = ("integer", "opacus", "tf-compute", "tf-tutorial")
+# dpnotes.accounting.pld.DEFAULT_DISCRETIZATION: the PLD loss grid of the library and of `dpnotes epsilon`.
+PLD_DISCRETIZATION = 1e-4

@@ -18,10 +18,10 @@ import argparse
 
 from dpnotes import validate
 from dpnotes.cli import jsonout
-from dpnotes.cli.choices import ALL_ACCOUNTANTS, ORDER_NAMES, SGM_ACCOUNTANTS
+from dpnotes.cli.choices import ALL_ACCOUNTANTS, ORDER_NAMES, PLD_DISCRETIZATION, SGM_ACCOUNTANTS
 
-PLD_DISCRETIZATION = 1e-3  # PLD loss grid: eps within about 0.01 of the 1e-4 grid, 10x faster
-# Coarser PLD loss grids certify bounds far above eps (at q 0.01, sigma 1, 1000 steps: 1.83 at
+# PLD_DISCRETIZATION is the library's loss grid, so the CLI and `dpnotes.accounting.epsilon` price a
+# run alike. Coarser grids certify bounds far above eps (at q 0.01, sigma 1, 1000 steps: 1.83 at
 # 1e-3, 1.90 at 1e-2, 3.87 at 0.1, 1498 at 100), so they are refused.
 PLD_DISCRETIZATION_MAX = 1e-2
 SIGMA_RANGE = (1e-6, 1e6)  # dpnotes.accounting.calibrate.SIGMA_RANGE (tests/test_cli_choices.py)
@@ -127,7 +127,7 @@ def register(subparsers) -> None:
     )
     parser.add_argument(
         "--pld-discretization", type=float, default=PLD_DISCRETIZATION, metavar="H",
-        help=f"loss grid of the pld accountant, in (0, {PLD_DISCRETIZATION_MAX:g}] (default {PLD_DISCRETIZATION:g}; "
-        "smaller is tighter and slower)",
+        help=f"loss grid of the pld accountant, in (0, {PLD_DISCRETIZATION_MAX:g}] (default {PLD_DISCRETIZATION:g}, "
+        "the library's; smaller is tighter and slower, larger faster and looser)",
     )
     parser.set_defaults(func=_run)

@@ -53,25 +53,41 @@ def _load_idx_pair(dataset: str, split: str, mirror, cache_dir, registry):
     return torch.from_numpy(images), torch.from_numpy(labels.astype(np.int64))
 
 
-def load_mnist(split: str = "train", *, mirror=None, cache_dir=None, registry=None):
-    """MNIST ``split`` ("train": 60,000, "test": 10,000) as (uint8 [N, 28, 28], int64 [N])."""
-    return _load_idx_pair("mnist", split, mirror, cache_dir, registry)
+def model_inputs(images, labels):
+    """``(images, labels)`` as the models take them: float32 pixels in [0, 1] with a channel axis
+    ([N, H, W] -> [N, 1, H, W]), int64 labels."""
+    x = images.float().div_(255)
+    return (x.unsqueeze(1) if x.dim() == 3 else x), labels.long()
 
 
-def load_fashion_mnist(split: str = "train", *, mirror=None, cache_dir=None, registry=None):
-    """Fashion-MNIST ``split`` ("train": 60,000, "test": 10,000) as (uint8 [N, 28, 28], int64 [N])."""
-    return _load_idx_pair("fashion-mnist", split, mirror, cache_dir, registry)
+def load_mnist(split: str = "train", *, mirror=None, cache_dir=None, registry=None, model_ready: bool = False):
+    """MNIST ``split`` ("train": 60,000, "test": 10,000) as (uint8 [N, 28, 28], int64 [N]);
+    ``model_ready=True``: (float32 [N, 1, 28, 28] in [0, 1], int64 [N]), what ``train`` takes."""
+    return _ready(_load_idx_pair("mnist", split, mirror, cache_dir, registry), model_ready)
 
 
-def load_cifar10(split: str = "train", *, mirror=None, cache_dir=None, registry=None):
+def load_fashion_mnist(split: str = "train", *, mirror=None, cache_dir=None, registry=None, model_ready: bool = False):
+    """Fashion-MNIST ``split`` ("train": 60,000, "test": 10,000) as (uint8 [N, 28, 28], int64 [N]);
+    ``model_ready=True``: (float32 [N, 1, 28, 28] in [0, 1], int64 [N])."""
+    return _ready(_load_idx_pair("fashion-mnist", split, mirror, cache_dir, registry), model_ready)
+
+
+def load_cifar10(split: str = "train", *, mirror=None, cache_dir=None, registry=None, model_ready: bool = False):
     """CIFAR-10 ``split`` ("train": batches 1-5 in order, 50,000; "test": 10,000) as
-    (uint8 [N, 3, 32, 32] channels R, G, B; int64 [N] labels 0-9)."""
+    (uint8 [N, 3, 32, 32] channels R, G, B; int64 [N] labels 0-9); ``model_ready=True``:
+    float32 pixels in [0, 1] (no per-channel normalization)."""
     import torch
 
     data = np.concatenate(_cifar10_records(split, mirror, cache_dir, registry))
     labels = _cifar10_labels(data, split)
     images = np.ascontiguousarray(data[:, 1:]).reshape(-1, 3, 32, 32)
-    return torch.from_numpy(images), torch.from_numpy(labels)
+    return _ready((torch.from_numpy(images), torch.from_numpy(labels)), model_ready)
+
+
+def _ready(pair, ready: bool):
+    if not isinstance(ready, bool):
+        raise ValueError(f"model_ready must be True or False, got {ready!r}")
+    return model_inputs(*pair) if ready else pair
 
 
 def _cifar10_records(split: str, mirror, cache_dir, registry) -> list[np.ndarray]:

@@ -3,12 +3,12 @@
 Two backends compute the same thing, the gradient of each example's loss with respect to
 every trainable parameter, stacked along a leading batch axis:
 
-* :class:`FuncGrads` (default) with ``torch.func`` (``vmap`` of ``grad`` of a
+* :class:`FuncGrads` (what run configs that name no backend use) with ``torch.func`` (``vmap`` of ``grad`` of a
   ``functional_call``), which also evaluates the gradient at parameters other than the
   model's own (DPlis' perturbed parameters) without touching the model;
 * :class:`OpacusGrads` with opacus' ``GradSampleModule`` hooks, kept as an independent check.
 
-A third, :class:`dpnotes.train.ghost.GhostGrads`, returns them factored (never materialised,
+A third, :class:`dpnotes.train.ghost.GhostGrads` (``TrainConfig``'s default), returns them factored (never materialised,
 :class:`~dpnotes.train.ghost.FactoredGrads`); :func:`grad_norms`, :func:`add_examples` and
 :func:`scale_examples` take either form, so methods need not know which backend runs.
 """

@@ -27,6 +27,7 @@ from dpnotes import phases, validate
 from dpnotes.accounting.registry import accountant, price
 from dpnotes.ledger import CandidateStepDpEvent, GaussianDpEvent, Ledger, NonPrivateDpEvent, PoissonSampledDpEvent
 from dpnotes.train import checkpoint as ckpt
+from dpnotes.train import inputs
 from dpnotes.train.config import TrainConfig
 from dpnotes.train.grads import LossFn, Params, grad_norms, make_backend, per_example_loss, trainable
 from dpnotes.train.metrics import Running, evaluate
@@ -182,6 +183,9 @@ def build_context(model: nn.Module, train_data, test_data, config: TrainConfig, 
         # channels-last conv weights: oneDNN's fast layout, 1.5x per DP step and 2.5x per test
         # pass for the SA-DPSGD CNN on one CPU thread; same values up to float rounding
         model.to(memory_format=torch.channels_last)
+    for name, (dxs, dy) in (("train_data", (xs, y)), ("test_data", (txs, ty)), ("validation_data", (vxs, vy))):
+        if dy is not None:  # dtypes, values and shapes against the model: one line naming the fix
+            inputs.check(model, dxs, dy, name, loss, device)
     loss_fn = per_example_loss(loss)
     backend = make_backend(config.grad_backend, model, loss_fn) if config.private else None
     sample_gen = torch.Generator("cpu").manual_seed(config.seed)
