@@ -20,7 +20,7 @@ MEASURED = re.compile(
 
 def prose(text: str) -> str:
     """The README without its generated blocks and code (blocks and spans: commands and their arguments)."""
-    text = re.sub(r"<!-- (\w+) -->.*?<!-- /\1 -->", "", text, flags=re.S)
+    text = re.sub(r"<!-- ([\w-]+) -->.*?<!-- /\1 -->", "", text, flags=re.S)
     return re.sub(r"`[^`\n]*`", "", re.sub(r"```.*?```", "", text, flags=re.S))
 
 
@@ -45,7 +45,7 @@ def test_the_figures_the_readme_states_are_the_codes():
     from dpnotes import preflight
     from dpnotes.experiments import plan, protocol
 
-    text = " ".join(re.sub(r"<!-- (\w+) -->.*?<!-- /\1 -->", "", README, flags=re.S).split())
+    text = " ".join(re.sub(r"<!-- ([\w-]+) -->.*?<!-- /\1 -->", "", README, flags=re.S).split())
     t = stats.t.ppf(0.975, 2) / 3 ** 0.5
     assert f"over 3 seeds is the mean ± {t:.2f} seed SDs" in text
     assert f"decided with probability ≥ {plan.POWER:g}" in text and f"had fewer than {plan.THIN})" in text

@@ -1,5 +1,6 @@
 """The README's generated blocks are what the library prints now: the verdict rules
-(:func:`dpnotes.report.verdicts.rules_markdown`) and the seeds plan (:func:`dpnotes.report.seeds_plan.markdown`).
+(:func:`dpnotes.report.verdicts.rules_markdown`), the seeds plan (:func:`dpnotes.report.seeds_plan.markdown`)
+and the audits' table (:func:`dpnotes.audit.step_report.readme_block`, from the committed records).
 Regenerate them after changing either (the block between the markers)."""
 
 import os
@@ -20,7 +21,13 @@ def block(name: str) -> str:
     return found.group(1)
 
 
+def _audit_teeth():
+    from dpnotes.audit import step_report
+
+    return step_report.readme_block("paper")
+
+
 @pytest.mark.parametrize("name, make", [("rules", lambda: rules_markdown().split("\n", 2)[2]),
-                                         ("plan", seeds_plan.markdown)])
+                                         ("plan", seeds_plan.markdown), ("audit-teeth", _audit_teeth)])
 def test_a_generated_readme_block_is_current(name, make):
     assert block(name) == make(), f"README block {name!r} is stale: regenerate it"

@@ -65,15 +65,19 @@ class CanaryModel(nn.Module):
         return torch.cat([logits, column.unsqueeze(-1)], dim=-1)
 
 
-def canary_loss(num_classes: int):
+def canary_loss(num_classes: int, twin_weight: float = 0.0):
     """Per-example loss for :class:`CanaryModel`: cross-entropy on the K logits for targets < K,
-    the canary column for target K (gradient ``magnitude e_i``), 0 for target K + 1 (a blank)."""
+    the canary column for target K (gradient ``magnitude e_i``), 0 for target K + 1 (a blank),
+    and ``-twin_weight`` times the column for target K + 2 (an energy "twin" of canary i, never a
+    training row: :mod:`dpnotes.audit.step_run`)."""
     K = validate.integer("num_classes", num_classes, minimum=2)
+    twin = -validate.nonnegative("twin_weight", twin_weight)
 
     def loss(outputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
         ce = F.cross_entropy(outputs[..., :K], targets.clamp(max=K - 1), reduction="none")
         column = outputs[..., K]
-        return torch.where(targets == K, column, torch.where(targets == K + 1, 0.0 * column, ce))
+        other = torch.where(targets == K + 2, twin * column, ce)
+        return torch.where(targets == K, column, torch.where(targets == K + 1, 0.0 * column, other))
 
     return loss
 

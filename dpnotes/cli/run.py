@@ -9,7 +9,7 @@ import tempfile
 from dpnotes.claims import PAPERS
 from dpnotes.results import PROFILES, Store
 
-STUDIES = ("audit", "compare")  # dpnotes.experiments.STUDIES (written out: --help imports nothing heavy)
+STUDIES = ("audit", "audit-step", "compare")  # dpnotes.experiments.STUDIES (written out: --help imports nothing heavy)
 
 
 def register(sub) -> None:

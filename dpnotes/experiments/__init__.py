@@ -55,8 +55,9 @@ from dpnotes import spec
 from dpnotes.claims import PAPERS
 from dpnotes.record import Record, add_final
 
-# run like a paper, records under results/<study>/
-STUDIES = {"audit": "dpnotes.audit.campaign", "compare": "dpnotes.experiments.compare"}
+# studies run like a paper, records under results/<study>/
+STUDIES = {"audit": "dpnotes.audit.campaign", "audit-step": "dpnotes.audit.step_run",
+           "compare": "dpnotes.experiments.compare"}
 
 
 def module(paper: str) -> ModuleType:
