@@ -2,7 +2,8 @@
 #   make book   set up .venv, execute every notebook with papermill, build _build/html
 #   make test   set up .venv, run pytest (unit, property, statistical, nbval)
 # Helpers: make setup | nbval-refresh | mathjax | clean
-# Variables: PROFILE (smoke|quick|paper, default quick), DEVICE (default cpu),
+# Variables: PROFILE (smoke|quick|paper, default quick), DEVICE (default cpu), YES (1: start runs
+#   estimated over an hour without asking; otherwise a chapter with such runs missing stops and says so),
 #   PYTHON (interpreter that creates .venv), TORCH (cpu, default; cuda: PyPI's CUDA build of the
 #   pinned torch version; cuXYZ, e.g. cu126: that CUDA build from download.pytorch.org; remembered
 #   in .venv/.torch, so later targets keep it), TORCH_PIP_ARGS (e.g. --index-url of CPU wheels),
@@ -18,6 +19,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 PROFILE ?= quick
 DEVICE ?= cpu
+YES ?=
 TORCH_PIP_ARGS ?=
 PYTEST_ARGS ?=
 OFFLINE ?= 1
@@ -92,7 +94,8 @@ test: $(STAMP)
 # unchanged since its last execution; the runner skips runs whose records already exist.
 notebooks: $(STAMP)
 	$(BIN)/python book/execute.py $(EXECUTED) $(foreach p,$(PAPERS),notebooks/$(p).ipynb) \
-	  notebooks/audit.ipynb notebooks/compare.ipynb book/scoreboard.ipynb -p profile $(PROFILE) -p device $(DEVICE) --jobs $(BOOK_JOBS)
+	  notebooks/audit.ipynb notebooks/compare.ipynb book/scoreboard.ipynb -p profile $(PROFILE) -p device $(DEVICE) \
+	  $(if $(filter 1,$(YES)),-p yes True) --jobs $(BOOK_JOBS)
 
 # Warnings are errors (-W). Sphinx rebuilds only the pages whose sources changed (`make clean`
 # for a build from nothing). The book is offline: MathJax is bundled (`make mathjax`) and no page

@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path, help="directory of the executed notebooks")
     parser.add_argument("notebooks", type=Path, nargs="+")
     parser.add_argument("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                        help="a parameter of the chapters (profile, device)")
+                        help="a parameter of the chapters (profile, device, yes)")
     parser.add_argument("--jobs", type=int, default=1, help="chapters executed at once (default 1)")
     args = parser.parse_args(argv)
     from dpnotes.claims import PAPERS
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
 
     results = default_root().resolve()
     args.out.mkdir(parents=True, exist_ok=True)
-    parameters = dict(args.p)
+    parameters = {k: {"True": True, "False": False}.get(v, v) for k, v in args.p}  # -p yes True: a bool
     papers = [nb for nb in args.notebooks if nb.stem in PAPERS]
     with concurrent.futures.ProcessPoolExecutor(max(1, args.jobs)) as pool:
         done = list(pool.map(_one, papers, [args.out] * len(papers), [parameters] * len(papers),

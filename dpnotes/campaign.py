@@ -290,7 +290,7 @@ def plan(runs: list[Pick], *, budget_s: float, workers: int, device: str, chunks
 def _command(run: Pick, *, device: str, threads: int, results: Path) -> list[str]:
     return [sys.executable, "-m", "dpnotes", "run", run.paper, "--profile", "paper", "--only", run.experiment,
             "--seeds", str(run.seed), "--device", device, "--threads", str(threads), "--no-progress",
-            "--results", str(results)]
+            "--yes", "--results", str(results)]  # --yes: the budget given to the campaign is the confirmation
 
 
 def execute(campaign: Campaign, *, results: Path, threads: int = 1) -> Path:

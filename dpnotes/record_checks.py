@@ -19,7 +19,9 @@ A record file ``<root>/<paper>/<profile>/<name>.json`` is *verified* when
    not listed there, or edited (even with its seal deleted or rewritten), is refused by name. A
    record of a folder without a manifest is used but flagged ``unlisted``;
 5. its ledger reprices to every stored eps (:func:`check_epsilon`): an edited eps no longer
-   matches. Repricing is cached by content (:mod:`dpnotes.reprice_cache`).
+   matches. Repricing is cached by content (:mod:`dpnotes.reprice_cache`), and a record committed
+   with dpnotes whose sha256 the committed list of repriced records names is not repriced
+   (:mod:`dpnotes.repriced`: a fresh clone verifies by file digest).
 
 Anything else is *excluded*, with the reason: the scoreboard, the book and ``--json`` name it.
 """
@@ -32,7 +34,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dpnotes import call_memo, record_fields, record_manifest
+from dpnotes import call_memo, record_fields, record_manifest, repriced
 from dpnotes.record import Record
 from dpnotes.spec import RunSpec
 
@@ -117,13 +119,15 @@ def listing(folder: Path) -> dict[str, str] | None | ValueError:
 
 
 def problem(path: Path, root: Path, *, cache: bool = True, manifest=_UNREAD,
-            digests: bool = True) -> tuple[dict | None, str | None, bool]:
+            digests: bool = True, vouch: bool = True) -> tuple[dict | None, str | None, bool]:
     """``(record or None, reason it must be excluded or None, sealed)`` for one record file
     under ``root`` (see the module docstring for the checks, in their order). ``manifest``: the
     folder's :func:`listing` if already read; ``digests`` False skips the seal and manifest checks
-    (what else is wrong with an edited record). Within a :func:`dpnotes.call_memo.scope` a file
-    is verified once per content: the key is what the answer depends on (the bytes read, the seal
-    read, the manifest's line, where the file lies, ``cache``, ``digests``)."""
+    (what else is wrong with an edited record); ``vouch`` (with ``cache``) takes a committed record
+    the committed list of repriced records names as repriced (:mod:`dpnotes.repriced`). Within a
+    :func:`dpnotes.call_memo.scope` a file is verified once per content: the key is what the answer
+    depends on (the bytes read, the seal read, the manifest's line, where the file lies, ``cache``,
+    ``digests``, whether it is vouched for)."""
     path = Path(path)
     try:
         data = _read(path)
@@ -143,17 +147,20 @@ def problem(path: Path, root: Path, *, cache: bool = True, manifest=_UNREAD,
     line = seal_text(path, data)  # the seal this content would have (its sha256)
     if not digests:
         seal_read, listed = None, None
-    verify = lambda: _problem(path, data, line, seal_read, listed, tuple(where[-3:]), cache)  # noqa: E731
+    vouched = vouch and cache and repriced.vouches(root, "/".join(where[-3:]), line.split()[0])
+    verify = lambda: _problem(path, data, line, seal_read, listed, tuple(where[-3:]), cache, vouched)  # noqa: E731
     if not call_memo.active() or isinstance(seal_read, Exception):
         return verify()
-    return call_memo.cached("record_checks.problem", (line, seal_read, listed, tuple(where[-3:]), cache), verify)
+    return call_memo.cached("record_checks.problem", (line, seal_read, listed, tuple(where[-3:]), cache, vouched),
+                            verify)
 
 
 def _problem(path: Path, data: bytes, line: str, seal_read: str | Exception | None, listed: str | None,
-             where: tuple[str, ...], cache: bool) -> tuple[dict | None, str | None, bool]:
+             where: tuple[str, ...], cache: bool, vouched: bool = False) -> tuple[dict | None, str | None, bool]:
     """:func:`problem` of the bytes ``data`` read from ``path`` (``line``: their seal), its seal
     as read (None: no seal file), what its folder's manifest lists for it (None: no manifest)
-    and the last three parts ``where`` of its path under the root."""
+    and the last three parts ``where`` of its path under the root; ``vouched``: its repricing is
+    taken from the committed list (:mod:`dpnotes.repriced`)."""
     try:
         record = _parse(path, data)
     except ValueError as exc:
@@ -188,7 +195,8 @@ def _problem(path: Path, data: bytes, line: str, seal_read: str | Exception | No
         return record, (f"its content differs from the sha256 its folder's {manifest} lists: edited after it "
                         "was stored"), sealed
     try:
-        check_epsilon(record, cache=cache)
+        if not vouched:
+            check_epsilon(record, cache=cache)
     except (ValueError, KeyError, TypeError) as exc:
         why = str(exc).removeprefix(f"record {record['id']}: ")
         return record, f"its eps does not reprice: {why}", sealed
@@ -210,15 +218,17 @@ class Scan:
     missing: list[dict] = field(default_factory=list)  # listed in a manifest, no file: path, paper, profile, id
 
 
-def scan(root: Path, paper: str | None = None, profile: str | None = None, *, cache: bool = True) -> Scan:
-    """Verify every record file under ``root`` (optionally of one paper and/or profile)."""
+def scan(root: Path, paper: str | None = None, profile: str | None = None, *, cache: bool = True,
+         vouch: bool = True) -> Scan:
+    """Verify every record file under ``root`` (optionally of one paper and/or profile); ``vouch``:
+    as in :func:`problem`."""
     root = Path(root)
     out = Scan()
     manifests: dict[Path, object] = {}
     for path in sorted(root.glob(f"{paper or '*'}/{profile or '*'}/*.json")):
         if path.parent not in manifests:
             manifests[path.parent] = listing(path.parent)
-        record, reason, sealed = problem(path, root, cache=cache, manifest=manifests[path.parent])
+        record, reason, sealed = problem(path, root, cache=cache, manifest=manifests[path.parent], vouch=vouch)
         rel = path.relative_to(root).as_posix()
         if reason is None:
             out.records.append(record)

@@ -8,7 +8,8 @@ output is a pure function of
   anything else), by content;
 * the record stores read: the one given and the records committed with dpnotes
   (:data:`dpnotes.experiments.run_cost.COMMITTED`, read for the not-run cost estimates): every
-  file at ``<paper>/<profile>/<file>`` (records and their seals), by content, and where each is;
+  file at ``<paper>/<profile>/<file>`` (records and their seals) and the committed list of repriced
+  records (:mod:`dpnotes.repriced`), by content, and where each is;
 * the data sets the claims count on (DPlis's Table 4 counts the MNIST and CIFAR-10 labels): the
   ``$DPNOTES_CACHE`` and ``$DPNOTES_DATA_MIRROR`` settings and, for every registered data set, the
   name, size and modification time of each file in its folder of the data cache and of each
@@ -67,6 +68,7 @@ def _data(h) -> None:
 def key(store_root: Path, options: dict) -> str:
     """The sha256 of everything the scoreboard's output for ``store_root`` and ``options``
     depends on (module docstring)."""
+    from dpnotes import repriced
     from dpnotes.experiments.run_cost import COMMITTED
 
     h = hashlib.sha256(f"dpnotes scoreboard cache {FORMAT}\0".encode())
@@ -75,7 +77,7 @@ def key(store_root: Path, options: dict) -> str:
     for root in dict.fromkeys(Path(r).resolve() for r in (store_root, COMMITTED)):
         h.update(f"\0store {root} {root.is_dir()}\0".encode())
         if root.is_dir():
-            _content(h, root, _files(root, depth=3))
+            _content(h, root, _files(root, depth=3) + [f for f in [repriced.path(root)] if f.is_file()])
     _data(h)
     _runtime(h)
     return h.hexdigest()

@@ -251,6 +251,6 @@ def worker_commands(profile: str = "paper", workers: int = 14, device: str = "cu
     Each run stores its record as it finishes; a line run again skips what is stored and resumes
     a run from its checkpoint."""
     validate.choice("device", device, ("cpu", "cuda", "auto"))
-    return ["; ".join(f"dpnotes run audit --profile {profile} --device {device} --threads 1 --no-progress "
+    return ["; ".join(f"dpnotes run audit --profile {profile} --device {device} --threads 1 --no-progress --yes "
                         f"--only {shlex.quote(s.experiment)} --seeds {s.seed}" for s in group)
             for group in worker_groups(profile, workers)]

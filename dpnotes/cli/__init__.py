@@ -97,8 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, OSError, RunLocked, DirtyTree) as exc:
         print(f"dpnotes {args.command}: error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print(f"dpnotes {args.command}: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:  # dpnotes run's says what is stored and kept (dpnotes.preflight.Stopped)
+        print(f"dpnotes {args.command}: {_one_line(exc) if str(exc) else 'interrupted'}", file=sys.stderr)
         return 130
 
 

@@ -6,7 +6,10 @@ name = id = hash of the spec, content = seal = the sha256 its folder's manifest 
 reprices to the stored eps) on every record file and names each one that fails and why; exit
 code 2 if any fails, has no seal, lies in a folder without a manifest, or a manifest lists a file
 that is not there. ``--no-cache`` reprices every ledger afresh (slow: minutes for the committed
-store).
+store). ``--vouch`` (the records committed with dpnotes only) reprices every record, ignoring the
+committed list of repriced records, then writes that list (``results/REPRICED.txt``,
+:mod:`dpnotes.repriced`) with the sha256 of each record that passed: commit it with the records,
+and a fresh clone's scoreboard verifies them by file digest instead of repricing them.
 
 ``seal`` writes the seal (``<run_id>.sha256``) of each record that passes every other check
 but has none (records written before seals existed); it never seals a failing one. A record
@@ -17,7 +20,9 @@ manifest line replaced, and the change logged in ``MANIFEST.log`` with the reaso
 ``manifest`` writes each folder's ``MANIFEST.sha256sum`` (:mod:`dpnotes.record_manifest`): it
 adds the records that pass every other check (a store written before manifests, records a merge
 brought in), drops the lines of files that are gone, and never changes a listed sha256 unless
-given ``--accept-changed REASON`` (logged). ``git diff results/`` then shows what changed.
+given ``--accept-changed REASON`` (logged). ``git diff results/`` then shows what changed. On the
+records committed with dpnotes it also rewrites their list of repriced records (``--vouch``'s), from
+the records that pass every check: commit it with them.
 """
 
 from __future__ import annotations
@@ -37,6 +42,9 @@ def register(sub) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     verify = actions.add_parser("verify", help="check every record; exit 2 if any fails")
     verify.add_argument("--no-cache", action="store_true", help="reprice every ledger afresh (slow)")
+    verify.add_argument("--vouch", action="store_true",
+                        help="the committed records only: reprice every one (the committed list of repriced "
+                             "records ignored), then write that list, results/REPRICED.txt, naming those that pass")
     verify.add_argument("--json", action="store_true",
                         help='print {"verified": N, "excluded": [...], "unsealed": [...], "unlisted": [...], '
                              '"missing": [...]}')
@@ -123,8 +131,16 @@ def main(args) -> int:
     from dpnotes.results import atomic_write_text
 
     store = existing_store(args.results)
-    found = scan(store.root, args.paper, cache=not getattr(args, "no_cache", False))
+    from dpnotes import repriced
+
+    vouch = getattr(args, "vouch", False)
+    if vouch and not repriced.committed(store.root):
+        raise ValueError(f"--vouch writes the list only for the records committed with dpnotes "
+                         f"({repriced.COMMITTED}), the only store it is read for; not {store.root}")
+    found = scan(store.root, args.paper, cache=not getattr(args, "no_cache", False), vouch=not vouch)
     if args.action == "verify":
+        if vouch:
+            _vouch(store.root, found, args.paper)
         return _report(store, found, args.json)
     changed = _passing_but(store.root, found.excluded, DIGEST_FAULTS, digests=False)
     note = f"{len(changed)} record(s) whose content differs from their listed sha256 or seal refused" + (
@@ -145,10 +161,30 @@ def main(args) -> int:
     unlisted = _passing_but(store.root, found.excluded, ("is not listed in its folder",), manifest=None)
     verified = [store.root / e["path"] for e in found.unlisted] + unlisted
     added, dropped = _write_manifests(store.root, verified, found.missing)
+    if repriced.committed(store.root):  # the committed records: their list of repriced ones kept current
+        _vouch(store.root, scan(store.root, args.paper), args.paper)
     failing = len(found.excluded) - len(changed) - len(unlisted)
     print(f"{store.root}: {record_manifest.NAME}: {added} record(s) added, {dropped} line(s) of files that are gone "
           f"dropped; {failing} other failing record(s) not listed; {note}")
     return 0
+
+
+def _vouch(root: Path, found, paper: str | None) -> None:
+    """Write the committed list of repriced records (:mod:`dpnotes.repriced`): each record ``found``
+    verified, with its sha256, and, when one paper was scanned, the other papers' entries of a list
+    made under the current fingerprint whose files still have their listed sha256."""
+    from dpnotes import repriced
+    from dpnotes.record import Record
+
+    entries = {rel: digest for rel, digest in repriced.listed(root).items() if paper is not None
+               and not rel.startswith(f"{paper}/") and (root / rel).is_file()
+               and hashlib.sha256((root / rel).read_bytes()).hexdigest() == digest}
+    for record in found.records:
+        r = Record.of(record)
+        rel = f"{r.paper}/{r.profile}/{r.id}.json"
+        entries[rel] = hashlib.sha256((root / rel).read_bytes()).hexdigest()
+    repriced.write(root, entries)
+    print(f"{repriced.path(root)}: {len(entries)} record(s) listed as repriced", file=sys.stderr)
 
 
 def _report(store, found, as_json: bool) -> int:

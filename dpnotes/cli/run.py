@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 
 from dpnotes.claims import PAPERS
@@ -32,7 +33,10 @@ def register(sub) -> None:
                    help="torch intra-op threads (default: a CPU run of a spec the committed store holds "
                         "takes its record's count, else torch's choice; use 1 per process when several "
                         "runs share a CPU)")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--yes", "-y", action="store_true",
+                   help="start without asking: runs estimated over an hour on their device are otherwise "
+                        "started only after a y on a terminal (and not at all without one)")
+    p.add_argument("--no-progress", action="store_true", help="no plan, no progress bars")
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local: one run after another in this process (default); ray: one Ray task "
                         "per run (needs the extra dpnotes[ray])")
@@ -46,6 +50,12 @@ def register(sub) -> None:
                    help="with --executor ray: CPUs each run asks for (default 1); also its torch "
                         "threads unless --threads is given")
     p.set_defaults(func=main)
+
+
+def _ask(question: str) -> bool:
+    """A y/N question on the terminal (stderr); only y or yes starts."""
+    print(question, end="", file=sys.stderr, flush=True)
+    return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
 def _seeds(text: str) -> tuple[int, ...]:
@@ -108,7 +118,8 @@ def main(args) -> int:
     wanted = specs(args.paper, args.profile, args.only, args.seeds)
     before = sum(store.has(s) for s in wanted)
     records = run_paper(args.paper, args.profile, only=args.only, seeds=args.seeds, device=args.device, store=store,
-                        progress=not args.no_progress, executor=executor)
+                        progress=not args.no_progress, executor=executor, yes=args.yes, caller="cli",
+                        ask=_ask if sys.stdin.isatty() and sys.stderr.isatty() else None)
     new = len(records) - before
     print(f"{args.paper} [{args.profile}]: " + (f"{new} new, {before} already stored" if new else
                                                 f"nothing to run: all {before} already stored") + f" in {store.root}")

@@ -25,24 +25,20 @@ import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from dpnotes import experiments, phases, provenance, validate
-from dpnotes.executors import DEVICES, reference
+from dpnotes import experiments, phases, provenance
+from dpnotes.executors import reference
 from dpnotes.executors.lock import run_lock
 from dpnotes.record import Record, assemble
 from dpnotes.results import Store, atomic_write_text
 from dpnotes.spec import RunSpec
 
 
-def resolve_device(device: str) -> str:
-    """``"cpu"`` or ``"cuda"`` (``"auto"`` picks CUDA when present); CUDA must exist if asked for."""
-    import torch
+def resolve_device(device: str, caller: str = "cli") -> str:
+    """``"cpu"`` or ``"cuda"`` (``"auto"`` picks CUDA when present); CUDA must exist if asked for
+    (:func:`dpnotes.preflight.check_device`: the fix in ``caller``'s terms)."""
+    from dpnotes.preflight import check_device
 
-    validate.choice("device", device, DEVICES)
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device 'cuda' was asked for but torch sees no CUDA device; use --device cpu")
-    return device
+    return check_device(device, caller)
 
 
 def _checkpoint_paths(folder: Path, spec: RunSpec) -> tuple[Path, Path]:
@@ -167,6 +163,10 @@ class Executor:
             before = torch.get_num_threads()
             if threads is not None:
                 torch.set_num_threads(threads)
+            if progress:
+                from tqdm import tqdm
+
+                tqdm.write(f"start {spec.id}  {spec.experiment}  seed={spec.seed}  on {device}", file=sys.stderr)
             try:
                 record = execute(spec, device=device, store=store, progress=progress)
             finally:
