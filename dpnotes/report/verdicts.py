@@ -465,7 +465,8 @@ def rules_markdown() -> str:
         "the substitute alone explains, measured on the same seeds where records can (e.g. our model's non-private "
         "gap to the paper's); a training value is then not reproduced only when its interval net of that share "
         "still lies wholly outside p ± M, otherwise inconclusive, \"explained by the substitute\". Where no record "
-        "can measure the share, the verdict says so and why.",
+        "can measure the share, the verdict says so and why, and a not reproduced becomes inconclusive: nothing "
+        "shows that the difference exceeds what the substitute explains.",
     ])
 
 
@@ -504,6 +505,13 @@ def judge(claim: Claim, m: Measurement, sd: tuple[float, int] | None = None, *, 
                          f"has a record; on the seeds we have the rule reads {ev.verdict.replace('_', ' ')}"
                          + (f" ({ev.detail})" if ev.detail else ""))
             ev.verdict = "inconclusive"
+    if (ev.verdict == "not_reproduced" and ev.fidelity == "substitute" and ev.share_value is None
+            and claim.check is None):
+        # not reproduced only when the difference exceeds what the substitute explains (issue #47): with that
+        # share unmeasured, nothing shows it does, so the paper's failure cannot be told from our substitute's
+        ev.detail = (f"on our substitute the rule reads not reproduced ({ev.detail or 'see basis'}), but the "
+                     f"substitute's share of the difference is {ev.share or 'unmeasured'}: inconclusive")
+        ev.verdict = "inconclusive"
     if claim.check is not None:
         ev.category, ev.check = "check", claim.check
         ev.verdict = {"reproduced": "passes", "not_reproduced": "fails"}.get(ev.verdict, ev.verdict)
