@@ -105,24 +105,27 @@ def test_claims_table_escapes_shortens_and_names_records(tmp_path):
         row(id="gdp.table2.x", paper_value=None, ours=None, verdict="not_run", evidence=long_reason),
     ], store=Store(tmp_path / "results"))
     assert "<a GPU>" not in out and "&lt;row 1&gt;" in out  # text is escaped
-    assert out.count("<details") == 2 and out.count("<details class=\"dpn-group\" open>") == 1
-    assert "95.0 %" in out and "94.69" in out
-    assert 'title="results/gdp/paper/36826aa949865afb.json"' in out and "records <code" in out
+    assert out.count('<details class="dpn-group"') == 2 and out.count("<details class=\"dpn-group\" open>") == 1
+    assert "95.0 %" in out and ">94.7<" in out  # ours at the paper's precision
+    assert 'title="results/gdp/paper/36826aa949865afb.json"' in out and "<summary>2 records</summary>" in out
     assert f'title="{escape(long_reason)}"' in out and "…" in out  # shortened, whole on hover
     assert html.BADGES["not_run"][2] in out
 
 
-def test_claims_table_folds_a_long_list_of_records(tmp_path):
-    ids = [f"{k:016x}" for k in range(html.FOLD_RECORDS + 1)]
+def test_claims_table_folds_record_ids_as_provenance(tmp_path):
+    """Record ids (16-hex hashes) are provenance: folded under "N records", never in the row's text."""
+    ids = [f"{k:016x}" for k in range(5)]
     (tmp_path / "results" / "gdp" / "paper").mkdir(parents=True)
     for rid in ids:
         (tmp_path / "results" / "gdp" / "paper" / f"{rid}.json").write_text("{}")
     store = Store(tmp_path / "results")
-    many = html.claims_table([row(id="gdp.table1.row1.accuracy", kind="training", evidence=ids)], store=store)
-    assert f'<details class="dpn-ids"><summary>{len(ids)} records</summary>' in many
-    assert all(f'title="results/gdp/paper/{rid}.json">{rid}</code>' in many for rid in ids)  # all there, folded
-    few = html.claims_table([row(id="gdp.table1.row1.accuracy", kind="training", evidence=ids[:-1])], store=store)
-    assert "dpn-ids" not in few.replace("details.dpn-ids", "") and "records <code" in few
+    for n in (1, len(ids)):
+        out = html.claims_table([row(id="gdp.table1.row1.accuracy", kind="training", evidence=ids[:n])], store=store)
+        summary = f"{n} record{'s' if n != 1 else ''}"
+        assert f'<details class="dpn-ids dpn-prov"><summary>{summary}</summary>' in out
+        folded = out[out.index('<details class="dpn-ids'):]
+        assert all(f'title="results/gdp/paper/{rid}.json">{rid}</code>' in folded for rid in ids[:n])
+        assert not any(rid in out[:out.index('<details class="dpn-ids')] for rid in ids[:n])
 
 
 def test_claims_table_refuses_a_record_it_cannot_find(tmp_path):

@@ -25,13 +25,15 @@ class Finding:
         """Display ``shown`` in order, then the text (as Markdown, or printed)."""
         from IPython.display import Markdown, display
 
+        from dpnotes.report import labels
+
         for item in self.shown:
             display(item)
         if self.text:
             if self.markdown:
-                display(Markdown(self.text))
+                display(Markdown(labels.markdown(self.text)))
             else:
-                print(self.text)
+                print(labels.words(self.text))
 
 
 def note(text: str, data: Any = None) -> Finding:

@@ -13,6 +13,7 @@ from html import escape
 from typing import Callable
 
 from dpnotes.report.headlines import HEADLINES, TITLES
+from dpnotes.report import labels
 from dpnotes.report.html import BADGES, Html, inline_code
 
 from .cells import STYLE, _mark, _reason, basis, ours_text, paper_text
@@ -121,14 +122,14 @@ def what_held(rows: list[dict], paper: str) -> Html:
         verdict = row["verdict"]
         central = " (central)" if k < spec.central else ""
         if verdict == "not_run":
-            nums = f"paper {paper_text(row)} · not run: {_reason(row)}"
+            nums = f"paper {paper_text(row)} · not run: {labels.words(_reason(row))}"
         elif row["kind"] == "statement":
             nums = _short(ours_text(row), 150)
         else:
             unit = " %" if row["unit"] == "%" else (" points" if row["unit"] == "percentage points" else "")
             nums = f"paper {paper_text(row)}{unit} · ours {ours_text(row)}{unit}"
         extra = basis(row) if verdict != "not_run" else ""
-        note = f" Note: {row['note']}" if row.get("note") else ""
+        note = f" Note: {labels.words(row['note'])}" if row.get("note") else ""
         lines.append(f'<li data-claim="{escape(cid)}" data-verdict="{verdict}">{_mark(verdict)}'
                      f"<strong>{escape(label)}</strong>{escape(central)}: "
                      + (f'<span class="dpn-nums">{escape(nums)}</span>' if row["kind"] != "statement" and
@@ -172,7 +173,11 @@ def seed_spread(rows: list[dict]) -> str | None:
 
 
 def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+    """``text`` cut to ``limit`` characters at a word's end (never mid-token)."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    return (cut[:cut.rfind(" ")] if " " in cut else cut).rstrip(" ,;:(") + " …"
 
 
 def answers(rows: list[dict], *, link: Callable[[str], str] | None = None) -> Html:
