@@ -12,8 +12,8 @@ from collections import Counter
 from html import escape
 from typing import Callable
 
-from dpnotes.report.headlines import HEADLINES, TITLES
 from dpnotes.report import labels
+from dpnotes.report.headlines import HEADLINES, TITLES
 from dpnotes.report.html import BADGES, Html, inline_code
 
 from .cells import STYLE, _mark, _reason, basis, ours_text, paper_text
