@@ -6,7 +6,10 @@ TeX left in the text, or a MathJax error); on text a reader should never see: ``
 a pandas ``dtype:`` line, a dict repr (``{'``) or an identifier in unrendered backticks; on an
 image without a caption (``<figcaption>``) or whose alt text is missing or a file path, or a
 figure whose smallest font is under 9 pt as shown; on any table wider than the content column at
-1280 px; for a chapter, on a "What held" box (``.what-held``) or a title below the fold of a
+1280 px; at 1280 and at 390 px, on a table cell narrower than its longest word (a word drawn on two
+lines), and on a raw id in the visible text (``eps1``, ``fmnist``, ``dpsgd_``, a snake_case id, a
+16-hex record hash; folded provenance, a closed ``<details class="dpn-prov">``, excepted); on a
+control character; for a chapter, on a "What held" box (``.what-held``) or a title below the fold of a
 1280x800 window; and on a page that scrolls sideways at 390 px (a phone). Screenshots of each page
 at 1280x800 and 390x844 go to ``_build/screenshots/`` (a CI artifact).
 :func:`test_the_rules_catch_a_broken_page` shows each rule failing on a page made to break it.
@@ -130,6 +133,44 @@ INSPECT = """async () => {
           text: text.join(' '), wide, images};
 }"""
 SIDEWAYS = "() => document.documentElement.scrollWidth - window.innerWidth"
+# Runs at each width, details as the page opens them: table cells whose words do not fit (a word, cut at
+# spaces and after hyphens, drawn on two lines or more: the cell is narrower than its longest word), and the
+# text a reader sees, less what folded provenance (a closed <details class="dpn-prov">) hides.
+TYPESET = """() => {
+  const main = document.querySelector('main') || document.body;
+  const split = [];
+  for (const cell of main.querySelectorAll('table td, table th')) {
+    if (split.length >= 20 || !cell.getClientRects().length) continue;
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode() && split.length < 20) {
+      const node = walker.currentNode, re = /[^\\s-]+-?/g;
+      let m;
+      while ((m = re.exec(node.nodeValue)) !== null) {
+        if (m[0].length < 2) continue;
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (lines.size > 1) { split.push(m[0] + ' in ' + cell.textContent.trim().slice(0, 60)); break; }
+      }
+    }
+  }
+  const text = [];
+  const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {acceptNode: n => {
+      const p = n.parentElement;
+      if (p.closest('script, style, mjx-container, textarea, .cell_input')) return NodeFilter.FILTER_REJECT;
+      if (p.closest('pre, code, .highlight') && !p.closest('.cell_output')) return NodeFilter.FILTER_REJECT;
+      const fold = p.closest('details.dpn-prov:not([open])');
+      if (fold && !p.closest('summary')) return NodeFilter.FILTER_REJECT;
+      return NodeFilter.FILTER_ACCEPT; }});
+  while (walker.nextNode()) text.push(walker.currentNode.nodeValue);
+  return {split, text: text.join(' ')};
+}"""
+# Raw ids a reader should never see (one name per thing: dpnotes.report.labels), outside folded provenance.
+RAW_IDS = (("an eps id", re.compile(r"\beps\d")), ("fmnist", re.compile(r"fmnist")),
+           ("a dpsgd_ id", re.compile(r"dpsgd_")),
+           ("a snake_case id", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")),
+           ("a record hash", re.compile(r"\b[0-9a-f]{16}\b")))
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # TeX that MathJax should have typeset: \( \) \[ \] delimiters, $$, or $...\command...$.
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\$[^$\s][^$]*\\[A-Za-z]+[^$]*\$")
 # Text a reader should never see: a missing value, a pandas repr, a dict repr, unrendered Markdown code.
@@ -160,12 +201,14 @@ def visit(browser, server: str, page_path: str, *, chapter: bool | None = None) 
     page.goto(server + page_path, wait_until="networkidle")  # also past a redirect (index.html)
     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
     _shot(page, page_path, "1280x800")
+    typeset = {"1280": page.evaluate(TYPESET)}
     seen = page.evaluate(INSPECT)
     page.set_viewport_size(PHONE)
     page.goto(server + page_path, wait_until="networkidle")
     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
     _shot(page, page_path, "390x844")
     sideways = page.evaluate(SIDEWAYS)
+    typeset["390"] = page.evaluate(TYPESET)
     page.close()
     problems += [f"image not loaded: {src}" for src in seen["broken"]]
     if seen["mathErrors"]:
@@ -200,6 +243,17 @@ def visit(browser, server: str, page_path: str, *, chapter: bool | None = None) 
             problems.append(f"the answer in words (.dpn-answer) not inside the first screen ({seen['answerBottom']})")
         if seen["gridTop"] is None or seen["gridTop"] > 2 * VIEWPORT["height"]:
             problems.append(f"the paper's first table (paper | ours) not within two screens ({seen['gridTop']})")
+    for width, got in typeset.items():
+        if got["split"]:
+            problems.append(f"{len(got['split'])} table word(s) broken over lines at {width} px (a cell narrower "
+                            f"than its longest word), e.g. {got['split'][0]!r}")
+        for what, pattern in RAW_IDS:
+            found = [got["text"][max(0, m.start() - 30):m.end() + 30] for m in pattern.finditer(got["text"])]
+            if found:
+                problems.append(f"{len(found)} x raw id ({what}) in the visible text at {width} px, e.g. {found[0]!r}")
+    control = CONTROL.findall(seen["text"])
+    if control:
+        problems.append(f"{len(control)} control character(s) in the text, e.g. {control[0]!r}")
     if sideways > 0:
         problems.append(f"the page scrolls sideways at {PHONE['width']} px (by {sideways} px)")
     return problems
@@ -230,6 +284,9 @@ BROKEN_PAGE = """<!DOCTYPE html><html><head><meta name="viewport" content="width
 <img src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7"
      alt="_images/figure_1.png">
 <table><tr><td style="white-space:nowrap">a table wider than the column: %s</td></tr></table>
+<table style="width:60px;table-layout:fixed"><tr><td style="overflow-wrap:anywhere">paper poisson</td></tr></table>
+<p>Fashion-MNIST as fmnist.eps1 with dpsgd_hf, mnist_mlp and record 8742cf119bfbb27d; a footnote (\x01).</p>
+<details class="dpn-prov"><summary>1 record</summary>folded provenance: 993750242c73a5a3, mnist_cnn</details>
 </article></main></body></html>""" % ("1234567890 " * 30)
 
 
@@ -247,5 +304,9 @@ def test_the_rules_catch_a_broken_page(browser, tmp_path):
     for expected in ("NaN or nan", "a pandas dtype: line", "a dict repr", "an identifier in unrendered backticks",
                      "image without a caption", "alt text is no description", "px wide in a content column",
                      "What held box below the fold", "scrolls sideways at 390 px",
-                     "not inside the first screen", "not within two screens"):
+                     "not inside the first screen", "not within two screens", "broken over lines at 1280 px",
+                     "broken over lines at 390 px", "(an eps id)", "(fmnist)", "(a dpsgd_ id)", "(a snake_case id)",
+                     "(a record hash)", "control character"):
         assert expected in text, f"the rule {expected!r} did not fire on the broken page:\n{text}"
+    for width in (1280, 390):  # the hash folded as provenance is not counted; the one in the text is
+        assert f"1 x raw id (a record hash) in the visible text at {width} px" in text, text
