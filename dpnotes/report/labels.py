@@ -151,6 +151,14 @@ def words(text: str) -> str:
     return _ID.sub(lambda m: name(m.group()) if _is_id(m.group()) else m.group(), text)
 
 
+def cell(text: str) -> str:
+    """A table cell's text: a whole cell that is one id named even when the word is English in prose
+    (``clt`` -> "CLT", ``ma`` -> "moments accountant"; ``no`` stays "no"), else as :func:`words`."""
+    if isinstance(text, str) and text in NAMES and text not in ("no", "top", "bottom", "private", "accuracy"):
+        return NAMES[text]
+    return words(text)
+
+
 def markdown(text: str) -> str:
     """:func:`words` for Markdown: outside code spans as :func:`words`; a code span holding only an id
     becomes its name; other code (a command, a keyword argument) is left as written."""

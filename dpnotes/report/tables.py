@@ -133,7 +133,7 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
         label = (rename or {}).get(col) or labels.header(col)
         headers.append(label + (" (%)" if col in percent else ""))
         numeric.append(all(_numeric(v) for v in values))
-        named = (lambda t: t) if col in raw else labels.words
+        named = (lambda t: t) if col in raw else labels.cell
         cells.append([named(text(v, digits if isinstance(v, float) else None)) for v in values])
     num = ' class="dpn-num"'
     head = "".join(f"<th{num if n else ''}>{escape(h)}</th>" for h, n in zip(headers, numeric))
