@@ -135,7 +135,8 @@ INSPECT = """async () => {
 SIDEWAYS = "() => document.documentElement.scrollWidth - window.innerWidth"
 # Runs at each width, details as the page opens them: table cells whose words do not fit (a word, cut at
 # spaces and after hyphens, drawn on two lines or more: the cell is narrower than its longest word), and the
-# text a reader sees, less what folded provenance (a closed <details class="dpn-prov">) hides.
+# text a reader sees, less what folded provenance (a closed <details class="dpn-prov">) hides and less quoted
+# code (``<code>``: a command, a file, an argument; a code span holding only an id is named by labels.markdown).
 TYPESET = """() => {
   const main = document.querySelector('main') || document.body;
   const split = [];
@@ -159,6 +160,7 @@ TYPESET = """() => {
       const p = n.parentElement;
       if (p.closest('script, style, mjx-container, textarea, .cell_input')) return NodeFilter.FILTER_REJECT;
       if (p.closest('pre, code, .highlight') && !p.closest('.cell_output')) return NodeFilter.FILTER_REJECT;
+      if (p.closest('code')) return NodeFilter.FILTER_REJECT;  // quoted code: a command, a path, an argument
       const fold = p.closest('details.dpn-prov:not([open])');
       if (fold && !p.closest('summary')) return NodeFilter.FILTER_REJECT;
       return NodeFilter.FILTER_ACCEPT; }});
@@ -285,7 +287,8 @@ BROKEN_PAGE = """<!DOCTYPE html><html><head><meta name="viewport" content="width
      alt="_images/figure_1.png">
 <table><tr><td style="white-space:nowrap">a table wider than the column: %s</td></tr></table>
 <table style="width:60px;table-layout:fixed"><tr><td style="overflow-wrap:anywhere">paper poisson</td></tr></table>
-<p>Fashion-MNIST as fmnist.eps1 with dpsgd_hf, mnist_mlp and record 8742cf119bfbb27d; a footnote (\x01).</p>
+<p>Fashion-MNIST as fmnist.eps1 with dpsgd_hf, mnist_mlp and record 8742cf119bfbb27d; a footnote (\x01).
+   Quoted code is code: <code>on_capped='dpsgd'</code>.</p>
 <details class="dpn-prov"><summary>1 record</summary>folded provenance: 993750242c73a5a3, mnist_cnn</details>
 </article></main></body></html>""" % ("1234567890 " * 30)
 
@@ -308,5 +311,6 @@ def test_the_rules_catch_a_broken_page(browser, tmp_path):
                      "broken over lines at 390 px", "(an eps id)", "(fmnist)", "(a dpsgd_ id)", "(a snake_case id)",
                      "(a record hash)", "control character"):
         assert expected in text, f"the rule {expected!r} did not fire on the broken page:\n{text}"
-    for width in (1280, 390):  # the hash folded as provenance is not counted; the one in the text is
+    for width in (1280, 390):  # the hash folded as provenance is not counted, nor quoted code; the text's are
         assert f"1 x raw id (a record hash) in the visible text at {width} px" in text, text
+        assert f"2 x raw id (a snake_case id) in the visible text at {width} px" in text, text

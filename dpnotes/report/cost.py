@@ -27,6 +27,8 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 
+from dpnotes.report import labels
+
 _CPU = re.compile(r"^cpu: .*, (\d+) threads?$")
 _CUDA = re.compile(r"^cuda: .+$")
 KEYS = ("runs", "cpu_core_h", "cpu_wall_h", "gpu_h")
@@ -160,4 +162,4 @@ def markdown(tables: dict[str, list[dict]], *, claims: bool = False) -> str:
         lines += [f"| {c['claim']} | {c['verdict']} | {c['full']['runs']} | {_h(c['full']['cpu_core_h'])} | "
                   f"{_h(c['share']['cpu_core_h'])} | {_h(c['full']['gpu_h'])} | {_h(c['share']['gpu_h'])} |"
                   for c in tables["by_claim"]]
-    return "\n".join(lines)
+    return labels.markdown("\n".join(lines))

@@ -28,6 +28,10 @@ class Finding:
         from dpnotes.report import labels
 
         for item in self.shown:
+            if type(item).__name__ == "DataFrame":  # a frame is shown as the book's tables are (no index column)
+                from dpnotes.report import tables
+
+                item = tables.table(item)
             display(item)
         if self.text:
             if self.markdown:

@@ -110,7 +110,7 @@ def part(token: str, *, dotted: bool = True) -> str | None:
 def name(raw: str) -> str:
     """An id as words: each dotted part named (:func:`part`), an unknown part word by word;
     the paper's name leads (``gdp.table1.row2.eps_clt`` -> "GDP Table 1, row 2, ε, CLT")."""
-    parts = str(raw).split(".")
+    parts = re.sub(r"(?<=_[a-z])(\d+)\.(\d)", r"\1_\2", str(raw)).split(".")  # a_e0.6: a decimal, not a part
     named = [part(p) or " ".join(part(w) or w for w in p.split("_")) for p in parts]
     if len(parts) > 1 and parts[0] in PAPERS and parts[0] != "audit":
         return f"{named[0]} {', '.join(named[1:])}"
@@ -126,7 +126,8 @@ def _is_id(token: str) -> bool:
         return True
     if "." in token:
         parts = token.split(".")
-        return all(re.fullmatch(r"[A-Za-z][A-Za-z0-9_~]*", p) for p in parts) and any(part(p) for p in parts)
+        return (all(re.fullmatch(r"[A-Za-z][A-Za-z0-9_~]*|\d+", p) for p in parts[1:])
+                and re.fullmatch(r"[A-Za-z][A-Za-z0-9_~]*", parts[0]) is not None and any(part(p) for p in parts))
     return "_" in token and token == token.lower()
 
 

@@ -137,7 +137,8 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
         cells.append([named(text(v, digits if isinstance(v, float) else None)) for v in values])
     num = ' class="dpn-num"'
     head = "".join(f"<th{num if n else ''}>{escape(h)}</th>" for h, n in zip(headers, numeric))
-    body = "".join("<tr>" + "".join(f"<td{num if n else ''}>{escape(col[i])}</td>" for col, n in zip(cells, numeric))
+    body = "".join("<tr>" + "".join(f"<td{num if n else ''}>{_paths(escape(col[i]))}</td>"
+                                    for col, n in zip(cells, numeric))
                    + "</tr>" for i in range(len(frame)))
     notes = [f"{DASH}: {dash or 'no value'}"] if any(c == DASH for col in cells for c in col) else []
     notes += [note] if note else []
@@ -152,6 +153,11 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
                       + ["\t".join(col[i] for col in cells) for i in range(len(frame))] + notes)
     html = STYLE + html
     return Html(html, plain)
+
+
+def _paths(html: str) -> str:
+    """A file path in a cell set as code (``research/GDP_2019/adult_tutorial.py``): a name to look up, not words."""
+    return re.sub(r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+\.(?:py|json|toml|md|ipynb|npz|csv))", r"<code>\1</code>", html)
 
 
 def _labelled(ax, axis: str) -> bool:
