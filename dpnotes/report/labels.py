@@ -167,7 +167,9 @@ def markdown(text: str) -> str:
     for k, piece in enumerate(re.split(r"(`[^`]*`)", text)):
         if k % 2:
             inner = piece[1:-1]
-            out.append(name(inner) if re.fullmatch(r"[A-Za-z][\w.~]*", inner) and _is_id(inner) else piece)
+            code = inner.startswith(("dpnotes.", "tests.")) or re.search(r"[A-Z]{3}|\(", inner)  # Python names
+            out.append(name(inner) if re.fullmatch(r"[A-Za-z][\w.~]*", inner) and not code and _is_id(inner)
+                       else piece)
         else:
             out.append(words(piece))
     return "".join(out)
