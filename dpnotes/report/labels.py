@@ -167,6 +167,10 @@ def markdown(text: str) -> str:
     for k, piece in enumerate(re.split(r"(`[^`]*`)", text)):
         if k % 2:
             inner = piece[1:-1]
+            sub = re.fullmatch(r"([A-Za-z][\w.~]*)\[(.+)\]", inner)  # a claim's comparison: id[what]
+            if sub and _is_id(sub.group(1)):
+                out.append(f"{name(sub.group(1))} ({words(sub.group(2))})")
+                continue
             code = inner.startswith(("dpnotes.", "tests.")) or re.search(r"[A-Z]{3}|\(", inner)  # Python names
             out.append(name(inner) if re.fullmatch(r"[A-Za-z][\w.~]*", inner) and not code and _is_id(inner)
                        else piece)

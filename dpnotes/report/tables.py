@@ -156,8 +156,10 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
 
 
 def _paths(html: str) -> str:
-    """A file path in a cell set as code (``research/GDP_2019/adult_tutorial.py``): a name to look up, not words."""
-    return re.sub(r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+\.(?:py|json|toml|md|ipynb|npz|csv))", r"<code>\1</code>", html)
+    """A file path or a Python attribute in a cell set as code (``research/GDP_2019/adult_tutorial.py``,
+    ``TrainConfig.non_private``): a name to look up, not words."""
+    html = re.sub(r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+\.(?:py|json|toml|md|ipynb|npz|csv))", r"<code>\1</code>", html)
+    return re.sub(r"(?<![\w.])([A-Z][a-z]+[A-Z]\w*\.[a-z_]+)\b", r"<code>\1</code>", html)
 
 
 def _labelled(ax, axis: str) -> bool:
