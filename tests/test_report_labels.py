@@ -39,7 +39,8 @@ def test_words_names_ids_in_text_and_leaves_prose_and_files_alone():
     assert not RAW.search(out)
     md = labels.markdown("zero for `dplis.table9.cifar10_mlp.sharpness_r10`; run `dpnotes run x --only 'a.*'`")
     assert "DPlis Table 9, CIFAR-10 MLP, sharpness, R = 10" in md and "`dpnotes run x --only 'a.*'`" in md
-    sub = labels.markdown("`dpis.sec5_4.dpis_best_everywhere[fmnist.eps1 DPIS - dpsgd_hf]`, `dpnotes.x.GHOST_FROM_SEED`")
+    sub = labels.markdown("`dpis.sec5_4.dpis_best_everywhere[fmnist.eps1 DPIS - dpsgd_hf]`, "
+                          "`dpnotes.x.GHOST_FROM_SEED`")
     assert sub.startswith("DPIS Sec. 5.4, DPIS best everywhere (Fashion-MNIST, ε = 1 DPIS - DP-SGD-HF)")
     assert "`dpnotes.x.GHOST_FROM_SEED`" in sub
 
