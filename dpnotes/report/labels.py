@@ -61,7 +61,10 @@ QUANTITIES = {
     "test_rmse": "test RMSE", "label_epsilon": "label ε", "stage_sizes": "stage sizes", "train_sizes": "trained on",
     "dpis_sigma_start": "σ_G at the start", "dpis_sigma_end": "σ_G at the end", "dpsgd_sigma": "DP-SGD's σ",
     "accepted_steps": "accepted steps", "eval_every": "evaluated every", "noise_multiplier": "noise multiplier",
-    "break_even_rate": "break-even acceptance rate", "a_e": "a_E", "c_star": "C*", "top": "top", "bottom": "bottom",
+    "break_even_rate": "break-even acceptance rate", "dpis_sigma_g": "σ_G", "dpis_k_tilde": "K~",
+    "dpis_n_tilde": "N~", "dpis_min_margin": "least margin", "dpis_capped_draws": "capped draws",
+    "dpis_drawn": "drawn", "dpis_kept": "kept", "dpis_ratio": "ratio", "a_e": "a_E", "c_star": "C*", "top": "top",
+    "bottom": "bottom",
 }
 SYMBOLS = {"eps": "ε", "epsilon": "ε", "tau": "τ", "mu0": "μ0", "mu": "μ", "sigma": "σ", "delta": "δ", "eta": "η",
            "lambda": "λ", "sigma~": "σ̃", "dE": "ΔE", "T_max": "T_max"}
@@ -182,6 +185,8 @@ def markdown(text: str) -> str:
 def header(column) -> str:
     """A table's column header: its words named (``eps CLT ours`` -> "ε CLT ours", ``mu0`` -> "μ0")."""
     text = str(column)
+    if text in SYMBOLS:  # a header that is one symbol: delta -> δ
+        return SYMBOLS[text]
     return " ".join(part(w, dotted=False) or words(w) for w in text.split(" ")) if text else text
 
 
