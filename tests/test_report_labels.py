@@ -35,7 +35,7 @@ def test_words_names_ids_in_text_and_leaves_prose_and_files_alone():
             "difference to the runs 8742cf119bfbb27d, 993750242c73a5a3")
     out = labels.words(text)
     assert "Table 2, MNIST MLP, ε = 10.00, No (DP-SGD)" in out and "τ and μ0" in out
-    assert "no change" in out and "plan.toml" in out and "[2 records, listed with the claim]" in out
+    assert "no change" in out and "plan.toml" in out and "the runs (their record ids are listed with the claim)" in out
     assert not RAW.search(out)
     md = labels.markdown("zero for `dplis.table9.cifar10_mlp.sharpness_r10`; run `dpnotes run x --only 'a.*'`")
     assert "DPlis Table 9, CIFAR-10 MLP, sharpness, R = 10" in md and "`dpnotes run x --only 'a.*'`" in md

@@ -58,6 +58,7 @@ def test_a_grid_shows_paper_and_ours_and_counts_the_cells_not_run():
     assert "header inferred" in html  # the caveat on the page, not in a hover
     assert "<sup>3</sup> 1 cell not run, no GPU" in html and "inconclusive" in html
     assert "<sup>1</sup> Substitute: a small CNN" in html and "<sup>2</sup> header inferred" in html
+    assert "<sup>1,2</sup>" in html  # two notes of one cell: never read as 12
 
 
 def test_a_grid_draws_every_column_and_numbers_its_footnotes():

@@ -168,7 +168,8 @@ class _Notes:
 def reason_kind(reason: str) -> str:
     """The kind of a reason not run, without its particulars (``needs the paper profile: 1 run (...)`` ->
     ``needs the paper profile``), so that cells not run group by it."""
-    return labels.words(reason.split(":")[0].strip() if ":" in reason else reason)
+    head = reason.split(":")[0].strip()
+    return labels.words(head if ":" in reason and len(head) <= 40 and "(" not in head else reason)
 
 
 def _cell(row: dict | None, notes: _Notes) -> str:
@@ -183,7 +184,8 @@ def _cell(row: dict | None, notes: _Notes) -> str:
     label, mark, _ = BADGES[verdict]
     extra = [p for p in (_delta(row), basis(row, substitute=False)) if p]
     sub = row.get("substitute") if row.get("fidelity") == "substitute" else None
-    caveats = "".join(notes.ref(labels.words(t)) for t in (sub and f"Substitute: {sub}", row.get("note")) if t)
+    marks = [notes.ref(labels.words(t))[5:-6] for t in (sub and f"Substitute: {sub}", row.get("note")) if t]
+    caveats = f"<sup>{','.join(marks)}</sup>" if marks else ""  # 2,3: never read as 23
     return (f'<td class="dpn-cell dpn-{verdict}" style="background:{tint}" data-claim="{escape(row["id"])}">'
             f'<span class="dpn-paper">{escape(paper_text(row))}</span> | <strong>{escape(ours_text(row))}</strong>'
             f'<span class="dpn-basis">{mark}' + (f" {escape(' · '.join(extra))}" if extra else f" {escape(label)}")
