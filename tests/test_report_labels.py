@@ -61,3 +61,13 @@ def test_tables_name_headers_and_cells_but_keep_raw_columns():
     assert "Fashion-MNIST" in out.html and ">μ0</th>" in out.html and "DP-SGD-HF" in out.html
     assert "8742cf119bfbb27d" in out.html and '<details class="dpn-prov"><summary>1 run</summary>' in out.html
     assert '<p class="dpn-tabletitle">Runs</p>' in out.html and out.plain.startswith("Runs")
+
+
+def test_tables_show_no_row_numbers_of_a_filtered_frame():
+    import pandas as pd
+
+    frame = pd.DataFrame({"claim": ["a", "b", "c"], "v": [1, 2, 3]})
+    out = tables.table(frame[frame.v > 1]).plain.splitlines()
+    assert out == ["claim\tv", "b\t2", "c\t3"]
+    named = tables.table(pd.DataFrame({"v": [1]}, index=pd.Index(["top"], name="part"))).plain.splitlines()
+    assert named[0] == "part\tv"

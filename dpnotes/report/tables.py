@@ -117,7 +117,10 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
     if isinstance(frame.columns, pd.MultiIndex):
         frame = frame.copy()
         frame.columns = [" ".join(str(c) for c in col if str(c)) for col in frame.columns]
-    if any(name is not None for name in frame.index.names) or not isinstance(frame.index, pd.RangeIndex):
+    unnamed = all(name is None for name in frame.index.names)
+    if unnamed and frame.index.dtype.kind in "iu":  # row numbers left by a filter or a sort: no column
+        frame = frame.reset_index(drop=True)
+    if not unnamed or not isinstance(frame.index, pd.RangeIndex):
         frame = frame.reset_index().rename(columns={"index": ""})  # an index with meaning is a column
     frame = frame.reset_index(drop=True)
     unknown = set(percent) - set(frame.columns)
