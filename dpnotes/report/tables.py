@@ -36,6 +36,7 @@ p.dpn-tabletitle{font-weight:600;margin:1em 0 .2em 0}
 table.dpn-table th{font-weight:600;background:#f6f8fa}
 table.dpn-table td.dpn-num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 table.dpn-table th.dpn-num{text-align:right}
+table.dpn-table .dpn-nobr{white-space:nowrap}
 p.dpn-tablenote{font-size:.8em;color:#57606a;margin:-.6em 0 1em 0}
 figure.dpn-figure{margin:1em 0 1.4em 0}
 figure.dpn-figure img{max-width:100%;height:auto;display:block}
@@ -139,7 +140,7 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
         named = (lambda t: t) if col in raw else labels.cell
         cells.append([named(text(v, digits if isinstance(v, float) else None)) for v in values])
     num = ' class="dpn-num"'
-    head = "".join(f"<th{num if n else ''}>{escape(h)}</th>" for h, n in zip(headers, numeric))
+    head = "".join(f"<th{num if n else ''}>{_paths(escape(h))}</th>" for h, n in zip(headers, numeric))
     body = "".join("<tr>" + "".join(f"<td{num if n else ''}>{_paths(escape(col[i]))}</td>"
                                     for col, n in zip(cells, numeric))
                    + "</tr>" for i in range(len(frame)))
@@ -160,7 +161,11 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
 
 def _paths(html: str) -> str:
     """A file path or a Python attribute in a cell set as code (``research/GDP_2019/adult_tutorial.py``,
-    ``TrainConfig.non_private``): a name to look up, not words."""
+    ``TrainConfig.non_private``): a name to look up, not words; a short hyphenated name kept on one line
+    (``Fashion-MNIST``, ``CIFAR-10``, ``DP-SGD-HF``)."""
+    html = re.sub(r"(?<![\w&;#-])([\w.()]+(?:-[\w.()]+)+)(?![\w-])",
+                  lambda m: f'<span class="dpn-nobr">{m.group(1)}</span>' if len(m.group(1)) <= 20 else m.group(1),
+                  html)
     html = re.sub(r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+\.(?:py|json|toml|md|ipynb|npz|csv))", r"<code>\1</code>", html)
     return re.sub(r"(?<![\w.])([A-Z][a-z]+[A-Z]\w*\.[a-z_]+)\b", r"<code>\1</code>", html)
 
