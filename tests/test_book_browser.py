@@ -9,10 +9,11 @@ figure whose smallest font is under 9 pt as shown; on any table wider than the c
 1280 px that does not scroll inside a wrapper of the column's width; at 1280 and at 390 px, on a
 table cell narrower than its longest word (a word drawn on two lines), and on a raw id in the
 visible text (``eps1``, ``fmnist``, ``dpsgd_``, a snake_case id, a 16-hex record hash; folded
-provenance, a closed ``<details class="dpn-prov">``, and quoted code excepted); on a control
-character; for a chapter, on a "What held" box (``.what-held``) or a title below the fold of a
-1280x800 window; and on a page that scrolls sideways at 390 px (a phone). Screenshots of each page
-at 1280x800 and 390x844 go to ``_build/screenshots/`` (a CI artifact).
+provenance, a closed ``<details class="dpn-prov">``, and quoted code excepted); on a table of the
+book's formatter without its title; on a control character; for a chapter, on a "What held" box
+(``.what-held``) or a title below the fold of a 1280x800 window; and on a page that scrolls sideways
+at 390 px (a phone). Screenshots of each page at 1280x800 and 390x844 go to ``_build/screenshots/``
+(a CI artifact).
 :func:`test_the_rules_catch_a_broken_page` shows each rule failing on a page made to break it.
 
 The book is built by ``make book`` (``.ci/run`` builds it before ``make test``); the browser is
@@ -169,7 +170,11 @@ TYPESET = """() => {
       if (fold && !p.closest('summary')) return NodeFilter.FILTER_REJECT;
       return NodeFilter.FILTER_ACCEPT; }});
   while (walker.nextNode()) text.push(walker.currentNode.nodeValue);
-  return {split, text: text.join(' ')};
+  // every table of the book's formatter has its title above it
+  const untitled = [...main.querySelectorAll('table.dpn-table')].filter(t => {
+      const wrap = t.closest('.dpn-tablewrap') || t, prev = wrap.previousElementSibling;
+      return !(prev && prev.matches('p.dpn-tabletitle')); }).length;
+  return {split, text: text.join(' '), untitled};
 }"""
 # Raw ids a reader should never see (one name per thing: dpnotes.report.labels), outside folded provenance.
 RAW_IDS = (("an eps id", re.compile(r"\beps\d")), ("fmnist", re.compile(r"fmnist")),
@@ -259,6 +264,8 @@ def visit(browser, server: str, page_path: str, *, chapter: bool | None = None) 
                      if m.group() not in PROPER_NAMES]
             if found:
                 problems.append(f"{len(found)} x raw id ({what}) in the visible text at {width} px, e.g. {found[0]!r}")
+    if typeset["1280"]["untitled"]:
+        problems.append(f"{typeset['1280']['untitled']} table(s) without a title (p.dpn-tabletitle above it)")
     control = CONTROL.findall(seen["text"])
     if control:
         problems.append(f"{len(control)} control character(s) in the text, e.g. {control[0]!r}")
@@ -293,6 +300,7 @@ BROKEN_PAGE = """<!DOCTYPE html><html><head><meta name="viewport" content="width
      alt="_images/figure_1.png">
 <table><tr><td style="white-space:nowrap">a table wider than the column: %s</td></tr></table>
 <table style="width:60px;table-layout:fixed"><tr><td style="overflow-wrap:anywhere">paper poisson</td></tr></table>
+<div class="dpn-tablewrap"><table class="dpn-table"><tr><td>a table with no title</td></tr></table></div>
 <p>Fashion-MNIST as fmnist.eps1 with dpsgd_hf, mnist_mlp and record 8742cf119bfbb27d; a footnote (\x01).
    Quoted code is code: <code>on_capped='dpsgd'</code>.</p>
 <details class="dpn-prov"><summary>1 record</summary>folded provenance: 993750242c73a5a3, mnist_cnn</details>
@@ -315,7 +323,7 @@ def test_the_rules_catch_a_broken_page(browser, tmp_path):
                      "What held box below the fold", "scrolls sideways at 390 px",
                      "not inside the first screen", "not within two screens", "broken over lines at 1280 px",
                      "broken over lines at 390 px", "(an eps id)", "(fmnist)", "(a dpsgd_ id)", "(a snake_case id)",
-                     "(a record hash)", "control character"):
+                     "(a record hash)", "control character", "without a title"):
         assert expected in text, f"the rule {expected!r} did not fire on the broken page:\n{text}"
     for width in (1280, 390):  # the hash folded as provenance is not counted, nor quoted code; the text's are
         assert f"1 x raw id (a record hash) in the visible text at {width} px" in text, text

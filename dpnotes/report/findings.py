@@ -31,7 +31,7 @@ class Finding:
             if type(item).__name__ == "DataFrame":  # a frame is shown as the book's tables are (no index column)
                 from dpnotes.report import tables
 
-                item = tables.table(item)
+                item = tables.table(item, title="The numbers behind the finding below")
             display(item)
         if self.text:
             if self.markdown:

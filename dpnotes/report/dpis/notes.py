@@ -149,7 +149,8 @@ def decay_activation(stored: list[dict]) -> Finding:
     text += (f" The printed Decay numbers are those of a tanh network (largest gap to them {tanh_gap:.2f} points with "
              f"tanh, {relu_gap:.2f} with ReLU): the gain over DP-SGD comes from the activation, not the noise schedule."
              if tanh_gap < relu_gap else " The probe does not settle which activation the paper's Decay used.")
-    return Finding(text, {"printed": printed, "ours": da}, (da.set_index("cell").round(2),))
+    return Finding(text, {"printed": printed, "ours": da},
+        (tables.table(da, decimals=2, title="DP-SGD-Decay against DP-SGD and DP-SGD-TS, per cell"),))
 
 
 _AC_READINGS = (
