@@ -166,6 +166,7 @@ def _paths(html: str) -> str:
     html = re.sub(r"(?<![\w&;#-])([\w.()]+(?:-[\w.()]+)+)(?![\w-])",
                   lambda m: f'<span class="dpn-nobr">{m.group(1)}</span>' if len(m.group(1)) <= 20 else m.group(1),
                   html)
+    html = re.sub(r"([εσμτδηλ] = (?:−?[\d.]*\d|∞))", r'<span class="dpn-nobr">\1</span>', html)  # ε = 1 whole
     html = re.sub(r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+\.(?:py|json|toml|md|ipynb|npz|csv))", r"<code>\1</code>", html)
     return re.sub(r"(?<![\w.])([A-Z][a-z]+[A-Z]\w*\.[a-z_]+)\b", r"<code>\1</code>", html)
 
