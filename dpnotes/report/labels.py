@@ -26,6 +26,7 @@ DATASETS = {
     "pubfig83": "PubFig83", "celeba1000": "CelebA1000", "imagenet": "ImageNet", "reddit": "Reddit",
     "imagenet_cifar100": "ImageNet → CIFAR-100", "celeba_pubfig83": "CelebA → PubFig83",
     "celeba_celeba1000": "CelebA → CelebA1000", "mnist_fmnist": "MNIST and Fashion-MNIST",
+    "fashion_mnist": "Fashion-MNIST",
 }
 METHODS = {
     "dpsgd": "DP-SGD", "dpsgd_hf": "DP-SGD-HF", "dpsgd_ts": "DP-SGD-TS", "dpsgd_decay": "DP-SGD-Decay",
@@ -62,7 +63,9 @@ QUANTITIES = {
     "dpis_sigma_start": "σ_G at the start", "dpis_sigma_end": "σ_G at the end", "dpsgd_sigma": "DP-SGD's σ",
     "accepted_steps": "accepted steps", "eval_every": "evaluated every", "noise_multiplier": "noise multiplier",
     "break_even_rate": "break-even acceptance rate",
-    "lemma31_needs_ratio_above": "Lemma 3.1 needs a ratio above", "dpis_sigma_g": "σ_G", "dpis_k_tilde": "K~",
+    "lemma31_needs_ratio_above": "Lemma 3.1 needs a ratio above", "max_lp_minus_closed": "max LP − closed form",
+    "min_lp_minus_closed": "min LP − closed form", "max_lp_dp_slack": "max LP DP slack",
+    "mean_gain_over_rr": "mean gain over RR", "mean_k_star": "mean k*", "dpis_sigma_g": "σ_G", "dpis_k_tilde": "K~",
     "dpis_n_tilde": "N~", "dpis_min_margin": "least margin", "dpis_capped_draws": "capped draws",
     "dpis_drawn": "drawn", "dpis_kept": "kept", "dpis_ratio": "ratio", "a_e": "a_E", "c_star": "C*", "top": "top",
     "bottom": "bottom",
@@ -75,7 +78,7 @@ PARTS = {"table": "Table", "fig": "Figure", "figure": "Figure", "sec": "Sec.", "
          "acc": "accuracy"}
 NAMES = {**PAPERS, **DATASETS, **METHODS, **MODELS, **QUANTITIES}
 # Words that are ids only inside a dotted id (in prose they are English or symbols): named there only.
-ENGLISH = {"no", "top", "bottom", "private", "accuracy", "epsilon", "std", "mu", "clt", "ma", "rr", "svd", "nmf",
+ENGLISH = {"no", "top", "bottom", "private", "accuracy", "epsilon", "std", "mu", "clt", "ma", "svd", "nmf",
            "lstm", "mlp", "cnn", "rmse"}
 
 _EPS = re.compile(r"eps(\d+)(?:_(\d+))?")
@@ -187,7 +190,9 @@ def header(column) -> str:
     text = str(column)
     if text in SYMBOLS:  # a header that is one symbol: delta -> δ
         return SYMBOLS[text]
-    return " ".join(part(w, dotted=False) or words(w) for w in text.split(" ")) if text else text
+    if text in NAMES and text not in ("no", "top", "bottom", "private", "accuracy"):  # one id: clt -> CLT
+        return NAMES[text]
+    return " ".join("∞" if w == "inf" else part(w, dotted=False) or words(w) for w in text.split(" ")) if text else text
 
 
 def decimals(paper_value: str | None) -> int | None:
