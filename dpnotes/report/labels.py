@@ -195,6 +195,11 @@ def header(column) -> str:
     return " ".join("∞" if w == "inf" else part(w, dotted=False) or words(w) for w in text.split(" ")) if text else text
 
 
+def together(html: str) -> str:
+    """Escaped text with each "ε = 1.99" (a symbol, "=", a value) kept on one line, in any renderer."""
+    return re.sub(r"([εσμτδηλ] = (?:[−+]?[\d.]*\d|∞))", r'<span style="white-space:nowrap">\1</span>', html)
+
+
 def decimals(paper_value: str | None) -> int | None:
     """The decimals the paper printed a value with (``"92.60"`` -> 2), None when it is no plain number."""
     if paper_value is None:

@@ -163,10 +163,11 @@ def _paths(html: str) -> str:
     """A file path or a Python attribute in a cell set as code (``research/GDP_2019/adult_tutorial.py``,
     ``TrainConfig.non_private``): a name to look up, not words; a short hyphenated name kept on one line
     (``Fashion-MNIST``, ``CIFAR-10``, ``DP-SGD-HF``)."""
+    html = re.sub(r"(?<=\w)-&gt;(?=\w)", " → ", html)  # ImageNet->CIFAR-100: one arrow, no break inside "->"
     html = re.sub(r"(?<![\w&;#-])([\w.()]+(?:-[\w.()]+)+)(?![\w-])",
                   lambda m: f'<span class="dpn-nobr">{m.group(1)}</span>' if len(m.group(1)) <= 20 else m.group(1),
                   html)
-    html = re.sub(r"([εσμτδηλ] = (?:−?[\d.]*\d|∞))", r'<span class="dpn-nobr">\1</span>', html)  # ε = 1 whole
+    html = labels.together(html)  # ε = 1 on one line
     html = re.sub(r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+\.(?:py|json|toml|md|ipynb|npz|csv))", r"<code>\1</code>", html)
     return re.sub(r"(?<![\w.])([A-Z][a-z]+[A-Z]\w*\.[a-z_]+)\b", r"<code>\1</code>", html)
 

@@ -146,7 +146,7 @@ def what_held(rows: list[dict], paper: str) -> Html:
     html = (f'{STYLE}<div class="what-held dpn-held" data-paper="{paper}" data-answer="{word}">'
             f'<p class="dpn-question"><strong>{escape(spec.question)}</strong></p>'
             f'<p class="dpn-answer"><span class="dpn-mark" style="background:{colour};width:auto;padding:0 .35em">'
-            f"{escape(word)}</span> {escape(' '.join(said[1:]))}</p>"
+            f"{escape(word)}</span> {labels.together(escape(' '.join(said[1:])))}</p>"
             f"<details><summary>The {len(spec.claims)} headline claims, one by one</summary><ul>{''.join(lines)}</ul>"
             + (f'<p class="dpn-spread">{escape(spread)}</p>' if spread else "")
             + "</details>"
