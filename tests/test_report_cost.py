@@ -99,15 +99,15 @@ def test_per_paper_each_record_counts_once_and_hours_per_claim_divide_by_claims(
         {"paper": "gdp", "claims": 3, "runs": 2, "cpu_core_h": 3.0, "cpu_wall_h": 3.0, "gpu_h": 0.0},
         {"paper": "dpis", "claims": 2, "runs": 1, "cpu_core_h": 0.0, "cpu_wall_h": 0.0, "gpu_h": 1.0}]
     text = markdown(t)  # per claim: 3.0 / 3 claims; full: c1 3 h, c2 2 h, c3 1 h
-    assert "| GDP | 3 | 2 | 3.00 | 0.00 | 1.00 | 0.00 | 2.00 | 3.00 |" in text
-    assert "| DPIS | 2 | 1 | 0.00 | 1.00 | 0.00 | 0.50 | 0.00 | 0.00 |" in text
+    assert "| gdp | 3 | 2 | 3.00 | 0.00 | 1.00 | 0.00 | 2.00 | 3.00 |" in text
+    assert "| dpis | 2 | 1 | 0.00 | 1.00 | 0.00 | 0.50 | 0.00 | 0.00 |" in text
 
 
 def test_markdown_shows_every_row():
     t = costs([_record("a"), _record("b", paper="sadpsgd", seed=1)],
               [_claim("c1", ["a"]), _claim("s1", ["b"], "sadpsgd")])
     text = markdown(t, claims=True)
-    assert "| GDP | paper | 1 | 1.00 | 1.00 | 0.00 |" in text and "| SA-DPSGD | paper | 1 | 1 | 1.00 | 0.00 |" in text
+    assert "| gdp | paper | 1 | 1.00 | 1.00 | 0.00 |" in text and "| sadpsgd | paper | 1 | 1 | 1.00 | 0.00 |" in text
     assert "| c1 | reproduced | 1 | 1.00 | 1.00 | 0.00 | 0.00 |" in text
     assert "| c1 |" not in markdown(t)
 

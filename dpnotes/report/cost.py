@@ -27,8 +27,6 @@ import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 
-from dpnotes.report import labels
-
 _CPU = re.compile(r"^cpu: .*, (\d+) threads?$")
 _CUDA = re.compile(r"^cuda: .+$")
 KEYS = ("runs", "cpu_core_h", "cpu_wall_h", "gpu_h")
@@ -162,4 +160,4 @@ def markdown(tables: dict[str, list[dict]], *, claims: bool = False) -> str:
         lines += [f"| {c['claim']} | {c['verdict']} | {c['full']['runs']} | {_h(c['full']['cpu_core_h'])} | "
                   f"{_h(c['share']['cpu_core_h'])} | {_h(c['full']['gpu_h'])} | {_h(c['share']['gpu_h'])} |"
                   for c in tables["by_claim"]]
-    return labels.markdown("\n".join(lines))
+    return "\n".join(lines)

@@ -23,7 +23,6 @@ from dpnotes.experiments.plan import (
     PlanRow,
     current,
 )
-from dpnotes.report import labels
 
 
 def queue(where: str, store) -> list[tuple[str, str, tuple[int, ...]]]:
@@ -119,7 +118,7 @@ def markdown(rows: list[dict] | None = None) -> str:
                  f"({total['cpu']:.1f} CPU-h), {sum(r.where == 'gpu' for r in p.rows)} queued for the GPU "
                  f"({total['gpu']:.1f} GPU-h), {sum(r.where == 'none' for r in p.rows)} not decidable within "
                  f"budget (more than {N_MAX} seeds, or over {CPU_BUDGET_H:g} CPU-h and {GPU_BUDGET_H:g} GPU-h).")
-    return labels.markdown("\n".join(lines))
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------
