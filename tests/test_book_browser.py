@@ -6,11 +6,15 @@ TeX left in the text, or a MathJax error); on text a reader should never see: ``
 a pandas ``dtype:`` line, a dict repr (``{'``) or an identifier in unrendered backticks; on an
 image without a caption (``<figcaption>``) or whose alt text is missing or a file path, or a
 figure whose smallest font is under 9 pt as shown (under 8 pt at 390 px); on any table wider than the
-content column at 1280 px; on a page with other than one search box at either size; for a chapter, on a
-"What held" box (``.what-held``) or a title below the fold of a 1280x800 window; on a scoreboard page
-taller than 10 screens at 1280x800 as it opens (lists folded); and on a page that scrolls sideways at
-390 px (a phone). Screenshots of each page
-at 1280x800 and 390x844 go to ``_build/screenshots/`` (a CI artifact).
+content column at 1280 px that does not scroll inside a wrapper of the column's width; at 1280 and at
+390 px, on a table cell narrower than its longest word (a word drawn on two lines), and on a raw id in
+the visible text (``eps1``, ``fmnist``, ``dpsgd_``, a snake_case id, a 16-hex record hash; folded
+provenance, a closed ``<details class="dpn-prov">``, and quoted code excepted); on a table of the
+book's formatter without its title; on a control character; on a page with other than one search box
+at either size; for a chapter, on a "What held" box (``.what-held``) or a title below the fold of a
+1280x800 window; on a scoreboard page taller than 10 screens at 1280x800 as it opens (lists folded);
+and on a page that scrolls sideways at 390 px (a phone). Screenshots of each page at 1280x800 and
+390x844 go to ``_build/screenshots/`` (a CI artifact).
 :func:`test_the_rules_catch_a_broken_page` shows each rule failing on a page made to break it.
 
 The book is built by ``make book`` (``.ci/run`` builds it before ``make test``); the browser is
@@ -118,10 +122,13 @@ INSPECT = """async () => {
   for (const d of document.querySelectorAll('details')) d.open = true;
   const article = document.querySelector('main article') || main;
   const column = article.getBoundingClientRect();
+  // a table wider than the column must scroll inside a wrapper that fits it (words stay whole)
+  const scroller = t => { for (let e = t.parentElement; e && e !== article; e = e.parentElement)
+      if (['auto', 'scroll'].includes(getComputedStyle(e).overflowX)) return e; return null; };
   const wide = [...main.querySelectorAll('table')].filter(t => t.offsetParent !== null)
       .map(t => ({w: Math.max(t.scrollWidth, t.getBoundingClientRect().width), cls: t.className,
-                  box: column.width}))
-      .filter(t => t.w > t.box + 1);
+                  box: column.width, wrap: scroller(t) ? scroller(t).getBoundingClientRect().width : null}))
+      .filter(t => t.w > t.box + 1 && (t.wrap === null || t.wrap > t.box + 1));
   const images = [...main.querySelectorAll('img')].map(img => ({
       src: (img.getAttribute('src') || '').slice(0, 60), alt: img.getAttribute('alt') || '',
       caption: (img.closest('figure') && img.closest('figure').querySelector('figcaption')
@@ -155,6 +162,51 @@ PHONE_INSPECT = """async () => {
                           : parseFloat(img.dataset.minFontPt) * w / parseFloat(img.dataset.shownPx)}; });
   return {fonts, searchBoxes: (SEARCH)()};
 }""".replace("SEARCH", _SEARCH)
+# Runs at each width, details as the page opens them: table cells whose words do not fit (a word, cut at
+# spaces and after hyphens, drawn on two lines or more: the cell is narrower than its longest word), and the
+# text a reader sees, less what folded provenance (a closed <details class="dpn-prov">) hides and less quoted
+# code (``<code>``: a command, a file, an argument; a code span holding only an id is named by labels.markdown).
+TYPESET = """() => {
+  const main = document.querySelector('main') || document.body;
+  const split = [];
+  for (const cell of main.querySelectorAll('table td, table th')) {
+    if (split.length >= 20 || !cell.getClientRects().length) continue;
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode() && split.length < 20) {
+      const node = walker.currentNode, re = /[^\\s-]+-?/g;
+      let m;
+      while ((m = re.exec(node.nodeValue)) !== null) {
+        if (m[0].length < 2) continue;
+        const range = document.createRange();
+        range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].filter(r => r.width > 0).map(r => Math.round(r.top)));
+        if (lines.size > 1) { split.push(m[0] + ' in ' + cell.textContent.trim().slice(0, 60)); break; }
+      }
+    }
+  }
+  const text = [];
+  const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT, {acceptNode: n => {
+      const p = n.parentElement;
+      if (p.closest('script, style, mjx-container, textarea, .cell_input')) return NodeFilter.FILTER_REJECT;
+      if (p.closest('pre, code, .highlight') && !p.closest('.cell_output')) return NodeFilter.FILTER_REJECT;
+      if (p.closest('code')) return NodeFilter.FILTER_REJECT;  // quoted code: a command, a path, an argument
+      const fold = p.closest('details.dpn-prov:not([open])');
+      if (fold && !p.closest('summary')) return NodeFilter.FILTER_REJECT;
+      return NodeFilter.FILTER_ACCEPT; }});
+  while (walker.nextNode()) text.push(walker.currentNode.nodeValue);
+  // every table of the book's formatter has its title above it
+  const untitled = [...main.querySelectorAll('table.dpn-table')].filter(t => {
+      const wrap = t.closest('.dpn-tablewrap') || t, prev = wrap.previousElementSibling;
+      return !(prev && prev.matches('p.dpn-tabletitle')); }).length;
+  return {split, text: text.join(' '), untitled};
+}"""
+# Raw ids a reader should never see (one name per thing: dpnotes.report.labels), outside folded provenance.
+RAW_IDS = (("an eps id", re.compile(r"\beps\d")), ("fmnist", re.compile(r"fmnist")),
+           ("a dpsgd_ id", re.compile(r"dpsgd_")),
+           ("a snake_case id", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")),
+           ("a record hash", re.compile(r"\b[0-9a-f]{16}\b")))
+PROPER_NAMES = {"dp_accounting"}  # a library's own name, not an id of ours
+CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # TeX that MathJax should have typeset: \( \) \[ \] delimiters, $$, or $...\command...$.
 RAW_TEX = re.compile(r"\\\(|\\\)|\\\[|\\\]|\$\$|\$[^$\s][^$]*\\[A-Za-z]+[^$]*\$")
 # Text a reader should never see: a missing value, a pandas repr, a dict repr, unrendered Markdown code.
@@ -186,6 +238,7 @@ def visit(browser, server: str, page_path: str, *, chapter: bool | None = None,
     page.goto(server + page_path, wait_until="networkidle")  # also past a redirect (index.html)
     page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise")
     _shot(page, page_path, "1280x800")
+    typeset = {"1280": page.evaluate(TYPESET)}
     seen = page.evaluate(INSPECT)
     page.set_viewport_size(PHONE)
     page.goto(server + page_path, wait_until="networkidle")
@@ -193,6 +246,7 @@ def visit(browser, server: str, page_path: str, *, chapter: bool | None = None,
     _shot(page, page_path, "390x844")
     sideways = page.evaluate(SIDEWAYS)
     phone = page.evaluate(PHONE_INSPECT)
+    typeset["390"] = page.evaluate(TYPESET)
     page.close()
     problems += [f"image not loaded: {src}" for src in seen["broken"]]
     if seen["mathErrors"]:
@@ -213,8 +267,8 @@ def visit(browser, server: str, page_path: str, *, chapter: bool | None = None,
             problems.append(f"image whose alt text is no description ({img['alt']!r}): {img['src']}")
         if img["font"] is not None and img["font"] < MIN_FONT_PT - 0.05:
             problems.append(f"figure font of {img['font']:.1f} pt as shown (at least {MIN_FONT_PT:g}): {img['src']}")
-    problems += [f"table ({t['cls'] or 'no class'}) {t['w']:.0f} px wide in a content column of {t['box']:.0f} px"
-                 for t in seen["wide"]]
+    problems += [f"table ({t['cls'] or 'no class'}) {t['w']:.0f} px wide in a content column of {t['box']:.0f} px, "
+                 "not in a scrolling wrapper" for t in seen["wide"]]
     if chapter if chapter is not None else page_path.startswith(CHAPTERS):
         if not seen["hasHeld"]:
             problems.append("chapter without its What held box (.what-held)")
@@ -227,6 +281,20 @@ def visit(browser, server: str, page_path: str, *, chapter: bool | None = None,
             problems.append(f"the answer in words (.dpn-answer) not inside the first screen ({seen['answerBottom']})")
         if seen["gridTop"] is None or seen["gridTop"] > 2 * VIEWPORT["height"]:
             problems.append(f"the paper's first table (paper | ours) not within two screens ({seen['gridTop']})")
+    for width, got in typeset.items():
+        if got["split"]:
+            problems.append(f"{len(got['split'])} table word(s) broken over lines at {width} px (a cell narrower "
+                            f"than its longest word), e.g. {got['split'][0]!r}")
+        for what, pattern in RAW_IDS:
+            found = [got["text"][max(0, m.start() - 30):m.end() + 30] for m in pattern.finditer(got["text"])
+                     if m.group() not in PROPER_NAMES]
+            if found:
+                problems.append(f"{len(found)} x raw id ({what}) in the visible text at {width} px, e.g. {found[0]!r}")
+    if typeset["1280"]["untitled"]:
+        problems.append(f"{typeset['1280']['untitled']} table(s) without a title (p.dpn-tabletitle above it)")
+    control = CONTROL.findall(seen["text"])
+    if control:
+        problems.append(f"{len(control)} control character(s) in the text, e.g. {control[0]!r}")
     if sideways > 0:
         problems.append(f"the page scrolls sideways at {PHONE['width']} px (by {sideways} px)")
     problems += [f"figure font of {f['font']:.1f} pt as shown at {PHONE['width']} px (at least {PHONE_MIN_FONT_PT:g}"
@@ -271,6 +339,11 @@ BROKEN_PAGE = """<!DOCTYPE html><html><head><meta name="viewport" content="width
 <table><tr><td style="white-space:nowrap">a table wider than the column: %s</td></tr></table>
 <img src="%s" alt="a plot drawn for a laptop, shown shrunk" style="width:300px"
      data-min-font-pt="9.0" data-shown-px="672">
+<table style="width:60px;table-layout:fixed"><tr><td style="overflow-wrap:anywhere">paper poisson</td></tr></table>
+<div class="dpn-tablewrap"><table class="dpn-table"><tr><td>a table with no title</td></tr></table></div>
+<p>Fashion-MNIST as fmnist.eps1 with dpsgd_hf, mnist_mlp and record 8742cf119bfbb27d; a footnote (\x01).
+   Quoted code is code: <code>on_capped='dpsgd'</code>.</p>
+<details class="dpn-prov"><summary>1 record</summary>folded provenance: 993750242c73a5a3, mnist_cnn</details>
 <div style="height:9000px">A scoreboard with every list open.</div>
 </article></main></body></html>""" % ("1234567890 " * 30, GIF)
 
@@ -291,5 +364,10 @@ def test_the_rules_catch_a_broken_page(browser, tmp_path):
                      "image without a caption", "alt text is no description", "px wide in a content column",
                      "What held box below the fold", "scrolls sideways at 390 px",
                      "not inside the first screen", "not within two screens", "pt as shown at 390 px",
-                     "2 search boxes at 1280 px", "scoreboard not under 10 screens"):
+                     "2 search boxes at 1280 px", "scoreboard not under 10 screens", "broken over lines at 1280 px",
+                     "broken over lines at 390 px", "(an eps id)", "(fmnist)", "(a dpsgd_ id)", "(a snake_case id)",
+                     "(a record hash)", "control character", "without a title"):
         assert expected in text, f"the rule {expected!r} did not fire on the broken page:\n{text}"
+    for width in (1280, 390):  # the hash folded as provenance is not counted, nor quoted code; the text's are
+        assert f"1 x raw id (a record hash) in the visible text at {width} px" in text, text
+        assert f"2 x raw id (a snake_case id) in the visible text at {width} px" in text, text

@@ -44,7 +44,7 @@ def test_chapter_setup_seeds_and_shows_whole_frames():
 def test_gdp_store_counts_per_profile():
     stored = [record("a", profile="paper"), record("b", profile="paper"), record("c", profile="quick")]
     lines = gdp_report.store_counts(stored).plain.splitlines()
-    assert lines == ["profile\trecords in the store", "paper\t2", "quick\t1"]
+    assert lines == ["Records in the store, per profile", "profile\trecords in the store", "paper\t2", "quick\t1"]
 
 
 def test_sadpsgd_charts_say_when_nothing_is_stored():

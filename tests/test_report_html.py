@@ -106,28 +106,31 @@ def test_claims_table_escapes_shortens_and_names_records(tmp_path):
     ], store=Store(tmp_path / "results"))
     assert "<a GPU>" not in out and "&lt;row 1&gt;" in out  # text is escaped
     assert out.count("<details class=\"dpn-group\"") == 2 and out.count("<details class=\"dpn-group\" open>") == 1
-    assert "95.0 %" in out and "94.69" in out
+    assert "95.0 %" in out and ">94.7<" in out  # ours at the paper's precision
     # nothing rests on a hover (a touch screen has none): the record files, the whole reason and the claim's
     # description are on the page, folded where long
     assert " title=" not in out
-    assert '<details class="dpn-ids"><summary>2 records</summary>' in out
+    assert '<details class="dpn-ids dpn-prov"><summary>2 records</summary>' in out
     assert "<code>36826aa949865afb</code> (results/gdp/paper/36826aa949865afb.json)" in out
     assert '<details class="dpn-more"><summary>' in out and "…" in out and escape(long_reason) in out
     assert f'<span class="dpn-desc">{escape(row()["source"])}</span>' in out
     assert html.BADGES["not_run"][2] in out
 
 
-def test_claims_table_folds_the_records_of_a_claim(tmp_path):
+def test_claims_table_folds_record_ids_as_provenance(tmp_path):
+    """Record ids (16-hex hashes) are provenance: folded under "N records", never in the row's text."""
     ids = [f"{k:016x}" for k in range(5)]
     (tmp_path / "results" / "gdp" / "paper").mkdir(parents=True)
     for rid in ids:
         (tmp_path / "results" / "gdp" / "paper" / f"{rid}.json").write_text("{}")
     store = Store(tmp_path / "results")
-    many = html.claims_table([row(id="gdp.table1.row1.accuracy", kind="training", evidence=ids)], store=store)
-    assert f'<details class="dpn-ids"><summary>{len(ids)} records</summary>' in many
-    assert all(f"<code>{rid}</code> (results/gdp/paper/{rid}.json)" in many for rid in ids)  # all there, folded
-    one = html.claims_table([row(id="gdp.table1.row1.accuracy", kind="training", evidence=ids[:1])], store=store)
-    assert '<details class="dpn-ids"><summary>1 record</summary>' in one
+    for n in (1, len(ids)):
+        out = html.claims_table([row(id="gdp.table1.row1.accuracy", kind="training", evidence=ids[:n])], store=store)
+        summary = f"{n} record{'s' if n != 1 else ''}"
+        assert f'<details class="dpn-ids dpn-prov"><summary>{summary}</summary>' in out
+        folded = out[out.index('<details class="dpn-ids'):]
+        assert all(f"<code>{rid}</code> (results/gdp/paper/{rid}.json)" in folded for rid in ids[:n])
+        assert not any(rid in out[:out.index('<details class="dpn-ids')] for rid in ids[:n])
 
 
 def test_claims_table_refuses_a_record_it_cannot_find(tmp_path):

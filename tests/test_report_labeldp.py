@@ -113,9 +113,9 @@ def test_runs_table_reads_lp_mst_and_rmse_runs():
         "stages": 1, "mechanism": "rr"}}, epochs=[{"epoch": 1, "label_epsilon": 1.0, "privacy_notion": "label-DP"}])
     del ml["final"]["test_acc"]
     html = report.runs_table([image, ml])
-    lines = html.plain.splitlines()
-    assert lines[1].split("\t")[-5:] == ["90.00", "test set", "—", "30, 30", "30, 50"]
-    assert lines[2].split("\t")[-5:] == ["—", "test set", "1.1", "—", "—"]
+    lines = html.plain.splitlines()  # lines[0]: the title
+    assert lines[2].split("\t")[-5:] == ["90.00", "test set", "—", "30, 30", "30, 50"]
+    assert lines[3].split("\t")[-5:] == ["—", "test set", "1.1", "—", "—"]
 
 
 def test_findings_from_the_registry_and_the_mechanisms():

@@ -56,7 +56,30 @@ def test_a_grid_shows_paper_and_ours_and_counts_the_cells_not_run():
     html = layout.grid(rows, spec).html
     assert "95.0</span> | <strong>95.2</strong>" in html and "3 seeds" in html and "a small CNN" in html
     assert "header inferred" in html  # the caveat on the page, not in a hover
-    assert "1 cell not run: no GPU" in html and "inconclusive" in html
+    assert "<sup>3</sup> 1 cell not run, no GPU" in html and "inconclusive" in html
+    assert "<sup>1</sup> Substitute: a small CNN" in html and "<sup>2</sup> header inferred" in html
+    assert "<sup>1,2</sup>" in html  # two notes of one cell: never read as 12
+
+
+def test_a_grid_draws_every_column_and_numbers_its_footnotes():
+    """Every column of the paper's table is drawn (even one with nothing run); footnotes run 1, 2, 3 past 26
+    (never letters, punctuation or control characters); cells not run group by the kind of their reason."""
+    import re
+
+    n = 40
+    spec = layout.Grid("T", tuple(f"ε = {k}" for k in range(n + 1)),
+                       (("", (("r", tuple(f"x.t.{k}" for k in range(n + 1))),)),))
+    rows = [_row("x.t.0", "reproduced", 95.0)] + [
+        _row(f"x.t.{k}", "reproduced" if k % 2 else "not_run", 95.0 if k % 2 else None,
+             note=f"caveat {k}" if k % 2 else None,
+             evidence=["r1"] if k % 2 else f"needs the paper profile: 1 run (table2.mnist_mlp.eps{k}.no)")
+        for k in range(1, n + 1)]
+    html = layout.grid(rows, spec).html
+    assert html.count("<th>ε = ") == n + 1  # every column drawn
+    marks = re.findall(r"<sup>([^<]*)</sup>", html)
+    assert set(marks) == {str(k) for k in range(1, n // 2 + 2)}  # 20 caveats and one kind of reason not run
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f]", html)
+    assert f"{n // 2} cells not run, needs the paper profile" in html and "mnist_mlp" not in html
     with pytest.raises(ValueError, match="no claim in any cell"):
         layout.Grid("T", ("a",), (("", (("r", (None,)),)),))
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
+from dpnotes.report import labels
+
 _WHAT = {"func": "`func` (torch.func per-example gradients)",
          "ghost": "`ghost` (per-example norms without per-example gradients)",
          "opacus": "`opacus` (opacus's hooks)"}
@@ -58,7 +60,7 @@ def markdown(paper: str, records: Iterable[dict], ghost_from_seed: Mapping[str, 
                      "(`tests/test_train_ghost.py`, float64, every model of every paper config).")
     if c[None, "cpu"] or c[None, "cuda"]:
         lines.append(f"Without per-example gradients (non-private runs and baselines): {runs(None)}.")
-    return " ".join(lines)
+    return labels.markdown(" ".join(lines))
 
 
 def draws_markdown(records: Iterable[dict], draws_from_seed: Mapping[str, int]) -> str:
@@ -82,4 +84,4 @@ def draws_markdown(records: Iterable[dict], draws_from_seed: Mapping[str, int]) 
     if draws_from_seed:
         line += (" New seeds of these experiments draw implicit-first-layer (`DRAWS_FROM_SEED`): " + ", ".join(
             f"`{pattern}` from seed {seed}" for pattern, seed in sorted(draws_from_seed.items())) + ".")
-    return line
+    return labels.markdown(line)

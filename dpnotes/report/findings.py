@@ -25,13 +25,19 @@ class Finding:
         """Display ``shown`` in order, then the text (as Markdown, or printed)."""
         from IPython.display import Markdown, display
 
+        from dpnotes.report import labels
+
         for item in self.shown:
+            if type(item).__name__ == "DataFrame":  # a frame is shown as the book's tables are (no index column)
+                from dpnotes.report import tables
+
+                item = tables.table(item, title="The numbers behind the finding below")
             display(item)
         if self.text:
             if self.markdown:
-                display(Markdown(self.text))
+                display(Markdown(labels.markdown(self.text)))
             else:
-                print(self.text)
+                print(labels.words(self.text))
 
 
 def note(text: str, data: Any = None) -> Finding:

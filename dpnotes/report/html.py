@@ -15,7 +15,7 @@ import re
 from html import escape
 
 from dpnotes.claims import PAPERS
-from dpnotes.report import VERDICTS, scoreboard, summary
+from dpnotes.report import VERDICTS, labels, scoreboard, summary
 from dpnotes.report.verdicts import CHECK_VERDICTS
 from dpnotes.results import Store
 
@@ -40,9 +40,10 @@ STYLE = """<style>
 .dpn-badge{display:inline-block;padding:.15em .6em;border-radius:1em;color:#fff;font-size:.9em;
   font-weight:600;white-space:nowrap;line-height:1.5}
 .dpn-badge.dpn-zero{opacity:.45}
-table.dpn-claims{table-layout:fixed;width:100%;max-width:100%;border-collapse:collapse;font-size:.85em}
+div.dpn-claimswrap{overflow-x:auto;max-width:100%}
+table.dpn-claims{table-layout:auto;width:100%;border-collapse:collapse;font-size:.85em}
 table.dpn-claims th,table.dpn-claims td{padding:.25em .4em;border-bottom:1px solid #d0d7de;
-  vertical-align:top;overflow-wrap:anywhere;text-align:left}
+  vertical-align:top;overflow-wrap:normal;word-break:normal;text-align:left}
 details.dpn-group{margin:.2em 0 .6em 0}
 details.dpn-all>summary{cursor:pointer;padding:.4em .5em;background:#eaeef2;border-radius:.3em;margin:.3em 0}
 details.dpn-group>summary{cursor:pointer;padding:.3em .4em;background:#f6f8fa;border-radius:.3em}
@@ -139,21 +140,25 @@ def summary_badges(counts: dict[str, int]) -> str:
 
 
 def _ours(row: dict) -> str:
+    """Our value at the paper's precision, signed where the paper's is (a difference)."""
     value = row["ours"]
     if value is None:
         return "—"
     if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+        digits = labels.decimals(row["paper_value"])
+        if digits is None:
+            return f"{value:.4g}".replace("-", "−")
+        return labels.number(value, digits, signed=str(row["paper_value"]).startswith("+"))
+    return labels.words(str(value))
 
 
 def _note(row: dict) -> str:
     """Why the verdict: the reason not run, or what our value rests on (records or computation)."""
     evidence = row["evidence"]
     if isinstance(evidence, list):
-        based = f"{len(evidence)} record(s): " + ", ".join(evidence)
-        return f"{row['detail']}; {based}" if row["detail"] else based
-    return f"{evidence}; {row['detail']}" if row["detail"] else evidence
+        based = f"{len(evidence)} record{'s' if len(evidence) != 1 else ''}"
+        return labels.words(f"{row['detail']}; {based}" if row["detail"] else based)
+    return labels.words(f"{evidence}; {row['detail']}" if row["detail"] else evidence)
 
 
 def claims_table(rows: list[dict], *, store: Store | None = None) -> str:
@@ -188,14 +193,15 @@ def _table(rows: list[dict], store: Store) -> str:
         paper_value = row["paper_value"] if row["paper_value"] is not None else "—"
         if row["unit"] == "%" and row["paper_value"] is not None:
             paper_value += " %"
-        claim = (f"<td><code>{escape(short_id(row['id']))}</code>"
+        claim = (f"<td>{escape(labels.name(short_id(row['id'])))}"
                  f'<span class="dpn-desc">{escape(row["source"])}</span></td>')
         body.append(
             f'<tr class="dpn-row" data-claim="{escape(row["id"])}" data-verdict="{row["verdict"]}">'
             + claim + _cell(paper_value, 20, cls="dpn-num") + _cell(_ours(row), OURS_CHARS, cls="dpn-num")
             + f"<td>{badge(row['verdict'])}</td>"
             + _note_cell(row, store) + "</tr>")
-    return f'<table class="dpn-claims dpn-rows">{head}<tbody>{"".join(body)}</tbody></table>'  # rows stack on a phone
+    return (f'<div class="dpn-claimswrap"><table class="dpn-claims dpn-rows">{head}<tbody>{"".join(body)}</tbody>'
+            "</table></div>")  # rows stack on a phone
 
 
 def _record_file(store: Store, paper: str, record_id: str) -> str:
@@ -212,12 +218,13 @@ def _note_cell(row: dict, store: Store) -> str:
         return _cell(note, NOTE_CHARS)
     links = "; ".join(f"<code>{rid}</code> ({escape(_record_file(store, row['paper'], rid))})"
                       for rid in row["evidence"])
-    detail = f"{inline_code(row['detail'])}; " if row["detail"] else ""
-    caveat = f"{inline_code(row['note'])}; " if row.get("note") else ""
-    fidelity = (f"<strong>substitute</strong>: {inline_code(row['substitute'])}; " if row.get("substitute") else "")
-    n = len(row["evidence"])  # the ids and their files folded (provenance), so that the row stays as tall as its text
-    return (f"<td>{detail}{caveat}{fidelity}<details class=\"dpn-ids\"><summary>{n} record{'s' if n != 1 else ''}"
-            f"</summary>{links}</details></td>")
+    detail = f"{inline_code(labels.words(row['detail']))}; " if row["detail"] else ""
+    caveat = f"{inline_code(labels.words(row['note']))}; " if row.get("note") else ""
+    fidelity = (f"<strong>substitute</strong>: {inline_code(labels.words(row['substitute']))}; "
+                if row.get("substitute") else "")
+    n = len(row["evidence"])  # the record ids are provenance: folded, so that the row stays as tall as its text
+    return (f"<td>{detail}{caveat}{fidelity}<details class=\"dpn-ids dpn-prov\"><summary>{n} record"
+            f"{'s' if n != 1 else ''}</summary>{links}</details></td>")
 
 
 class Html:

@@ -19,6 +19,8 @@ import numbers
 import re
 from html import escape
 
+from dpnotes.report import labels
+
 DPI = 200
 MIN_FONT_PT = 9.0  # the smallest font a figure may use, at the size it is drawn
 CSS_PX_PER_IN = 96
@@ -27,12 +29,14 @@ DASH = "—"
 
 STYLE = """<style>
 .dpn-tablewrap{overflow-x:auto;max-width:100%;margin:.4em 0 1em 0}
-table.dpn-table{border-collapse:collapse;font-size:.78em;width:auto;max-width:100%}
+table.dpn-table{border-collapse:collapse;font-size:.78em;width:auto}
 table.dpn-table th,table.dpn-table td{padding:.2em .4em;border-bottom:1px solid #d0d7de;vertical-align:top;
-  text-align:left;overflow-wrap:anywhere}
+  text-align:left;overflow-wrap:normal;word-break:normal;hyphens:manual}
+p.dpn-tabletitle{font-weight:600;margin:1em 0 .2em 0}
 table.dpn-table th{font-weight:600;background:#f6f8fa}
 table.dpn-table td.dpn-num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
 table.dpn-table th.dpn-num{text-align:right}
+table.dpn-table .dpn-nobr{white-space:nowrap}
 p.dpn-tablenote{font-size:.8em;color:#57606a;margin:-.6em 0 1em 0}
 figure.dpn-figure{margin:1em 0 1.4em 0}
 figure.dpn-figure img{max-width:100%;height:auto;display:block}
@@ -94,7 +98,8 @@ def _numeric(value) -> bool:
 
 
 def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict | None = None,
-          dash: str | None = None, note: str | None = None, columns=None):
+          dash: str | None = None, note: str | None = None, columns=None, title: str | None = None,
+          provenance: str | None = None, raw=()):
     """A frame (or a list of dicts) as a clean HTML table (see the module docstring).
 
     ``percent``: columns holding fractions in [0, 1], shown times 100 with " (%)" added to their
@@ -102,6 +107,9 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
     count mapping. ``rename``: column -> header. ``dash``: what a dash means in this table,
     printed under it whenever a cell is missing ("no value" unless told more).
     ``note``: any other line printed under the table. ``columns``: their order (a list of dicts).
+    ``title``: the line that names the table, above it. Headers and text cells are named by
+    :mod:`dpnotes.report.labels` (one name per thing), except the ``raw`` columns (ids a reader may
+    look up); ``provenance``: the table is evidence (record ids, run lists), folded under that line.
     """
     import pandas as pd
 
@@ -111,7 +119,10 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
     if isinstance(frame.columns, pd.MultiIndex):
         frame = frame.copy()
         frame.columns = [" ".join(str(c) for c in col if str(c)) for col in frame.columns]
-    if any(name is not None for name in frame.index.names) or not isinstance(frame.index, pd.RangeIndex):
+    unnamed = all(name is None for name in frame.index.names)
+    if unnamed and frame.index.dtype.kind in "iu":  # row numbers left by a filter or a sort: no column
+        frame = frame.reset_index(drop=True)
+    if not unnamed or not isinstance(frame.index, pd.RangeIndex):
         frame = frame.reset_index().rename(columns={"index": ""})  # an index with meaning is a column
     frame = frame.reset_index(drop=True)
     unknown = set(percent) - set(frame.columns)
@@ -124,22 +135,42 @@ def table(data, *, percent=(), decimals: dict | int | None = None, rename: dict 
         if col in percent:
             values = [v if _missing(v) else 100 * v for v in values]
             digits = 2 if digits is None else digits
-        label = (rename or {}).get(col, str(col)) + (" (%)" if col in percent else "")
-        headers.append(label)
+        label = (rename or {}).get(col) or labels.header(col)
+        headers.append(label + (" (%)" if col in percent else ""))
         numeric.append(all(_numeric(v) for v in values))
-        cells.append([text(v, digits if isinstance(v, float) else None) for v in values])
+        named = (lambda t: t) if col in raw else labels.cell
+        cells.append([named(text(v, digits if isinstance(v, float) else None)) for v in values])
     num = ' class="dpn-num"'
-    head = "".join(f"<th{num if n else ''}>{escape(h)}</th>" for h, n in zip(headers, numeric))
-    body = "".join("<tr>" + "".join(f"<td{num if n else ''}>{escape(col[i])}</td>" for col, n in zip(cells, numeric))
+    head = "".join(f"<th{num if n else ''}>{_paths(escape(h))}</th>" for h, n in zip(headers, numeric))
+    body = "".join("<tr>" + "".join(f"<td{num if n else ''}>{_paths(escape(col[i]))}</td>"
+                                    for col, n in zip(cells, numeric))
                    + "</tr>" for i in range(len(frame)))
     notes = [f"{DASH}: {dash or 'no value'}"] if any(c == DASH for col in cells for c in col) else []
     notes += [note] if note else []
+    notes = [labels.words(n) for n in notes]
     foot = "".join(f'<p class="dpn-tablenote">{escape(n)}</p>' for n in notes)
-    html = (f'{STYLE}<div class="dpn-tablewrap"><table class="dpn-table"><thead><tr>{head}</tr></thead>'
+    caption = f'<p class="dpn-tabletitle">{escape(title)}</p>' if title else ""
+    html = (f'{caption}<div class="dpn-tablewrap"><table class="dpn-table"><thead><tr>{head}</tr></thead>'
             f"<tbody>{body}</tbody></table></div>{foot}")
-    plain = "\n".join(["\t".join(headers)] + ["\t".join(col[i] for col in cells) for i in range(len(frame))]
-                      + notes)
+    if provenance:
+        html = f'<details class="dpn-prov"><summary>{escape(provenance)}</summary>{html}</details>'
+    plain = "\n".join(([title] if title else []) + ["\t".join(headers)]
+                      + ["\t".join(col[i] for col in cells) for i in range(len(frame))] + notes)
+    html = STYLE + html
     return Html(html, plain)
+
+
+def _paths(html: str) -> str:
+    """A file path or a Python attribute in a cell set as code (``research/GDP_2019/adult_tutorial.py``,
+    ``TrainConfig.non_private``): a name to look up, not words; a short hyphenated name kept on one line
+    (``Fashion-MNIST``, ``CIFAR-10``, ``DP-SGD-HF``)."""
+    html = re.sub(r"(?<=\w)-&gt;(?=\w)", " → ", html)  # ImageNet->CIFAR-100: one arrow, no break inside "->"
+    html = re.sub(r"(?<![\w&;#-])([\w.()]+(?:-[\w.()]+)+)(?![\w-])",
+                  lambda m: f'<span class="dpn-nobr">{m.group(1)}</span>' if len(m.group(1)) <= 20 else m.group(1),
+                  html)
+    html = labels.together(html)  # ε = 1 on one line
+    html = re.sub(r"(?<![\w/])((?:[\w.-]+/)+[\w.-]+\.(?:py|json|toml|md|ipynb|npz|csv))", r"<code>\1</code>", html)
+    return re.sub(r"(?<![\w.])([A-Z][a-z]+[A-Z]\w*\.[a-z_]+)\b", r"<code>\1</code>", html)
 
 
 def _labelled(ax, axis: str) -> bool:
@@ -180,6 +211,11 @@ def figure(fig, *, number: str, caption: str, alt: str):
     try:
         if not caption.strip() or not alt.strip():
             raise ValueError(f"figure {number!r}: a caption and an alt text are required")
+        caption = labels.words(caption)
+        for t in _texts(fig):  # legends, ticks, titles: one name per thing
+            named = labels.words(t.get_text())
+            if named != t.get_text():
+                t.set_text(named)
         removed = []
         for ax in list(fig.axes):
             if ax.get_visible() and ax.axison and not (ax.has_data() or ax.images or ax.collections):

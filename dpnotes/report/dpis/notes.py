@@ -83,7 +83,8 @@ def lemma31_in_runs(stored: list[dict]) -> Finding:
         + (f"; the wall time per epoch is "
            f"{costs.wall_per_epoch_vs_hf.min():.1f}-{costs.wall_per_epoch_vs_hf.max():.1f}x "
            "DP-SGD-HF's on the same device." if costs.wall_per_epoch_vs_hf.notna().all() else "."))
-    return Finding(text, costs, (tables.table(costs.drop(columns=["capped_epochs"]), decimals=3),))
+    return Finding(text, costs, (tables.table(costs.drop(columns=["capped_epochs"]), decimals=3,
+        title="Cost per epoch"),))
 
 
 def repeated_cells() -> Finding:
@@ -113,7 +114,8 @@ def features_confound(stored: list[dict]) -> Finding:
              f"{rg['ours: DPIS - DP-SGD'].min():+.2f} to {rg['ours: DPIS - DP-SGD'].max():+.2f} points above raw-pixel "
              f"DP-SGD (paper: {rg['paper: DPIS - DP-SGD'].min():+.2f} to {rg['paper: DPIS - DP-SGD'].max():+.2f}) and "
              f"the features alone give {100 * share.min():.0f}-{100 * share.max():.0f}% of that gap.")
-    return Finding(text, {"paper": fs, "ours": rg}, (tables.table(rg, decimals=2),))
+    return Finding(text, {"paper": fs, "ours": rg}, (tables.table(rg, decimals=2,
+        title="DPIS against raw-pixel DP-SGD"),))
 
 
 def printed_decay_cells() -> pd.DataFrame:
@@ -147,7 +149,8 @@ def decay_activation(stored: list[dict]) -> Finding:
     text += (f" The printed Decay numbers are those of a tanh network (largest gap to them {tanh_gap:.2f} points with "
              f"tanh, {relu_gap:.2f} with ReLU): the gain over DP-SGD comes from the activation, not the noise schedule."
              if tanh_gap < relu_gap else " The probe does not settle which activation the paper's Decay used.")
-    return Finding(text, {"printed": printed, "ours": da}, (da.set_index("cell").round(2),))
+    return Finding(text, {"printed": printed, "ours": da},
+        (tables.table(da, decimals=2, title="DP-SGD-Decay against DP-SGD and DP-SGD-TS, per cell"),))
 
 
 _AC_READINGS = (
@@ -210,7 +213,8 @@ def precondition() -> Finding:
         "(`on_capped='refuse'`, the default) or charges the step as a plain subsampled Gaussian with rate min(1, "
         "bC/K~) and multiplier sigma_G/r (`'dpsgd'`). With single-stage sampling Eq. 12's floor already keeps every "
         f"probability at most 1: {at_floor} capped draws at the floor K~ = bC + xi, {with_k} of 1000 with k = {k:g} "
-        "(all norms at C = 0.1, b = 64).", pre, (tables.table(pre, decimals=4),))
+        "(all norms at C = 0.1, b = 64).", pre, (tables.table(pre, decimals=4,
+            title="Capped draws of the first stage"),))
 
 
 def eq11_placement(fig1: Figure1) -> Finding:

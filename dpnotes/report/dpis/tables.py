@@ -21,7 +21,8 @@ def runs_table(records: list[dict]):
                      "ε (DPIS accountant)": r.epsilon("dpis"),
                      **{k: v for e in last for k, v in e.items() if k.startswith("dpis_")}})
     return tables.table(pd.DataFrame(rows), percent=["test acc"], decimals=3,
-                        dash="not recorded: only DPIS runs release the DPIS statistics (dpis_*)")
+                        dash="not recorded: only DPIS runs release the DPIS statistics", title="Runs at hand",
+                        provenance=f"The {len(rows)} runs at hand, one by one (open)")
 
 
 def schedule_table(fig1: Figure1):
@@ -29,4 +30,5 @@ def schedule_table(fig1: Figure1):
     e = X.FIG1C_EPOCHS
     return tables.table(pd.DataFrame({f"a_E={a:g}, r={r:g}": s[[0, int(a * e) - 1, min(int(a * e), e - 1), -1]]
                                       for (a, r), s in fig1.schedules["dpis"].items()},
-                                     index=["first epoch", "last of phase 1", "next epoch", "last epoch"]), decimals=3)
+                                     index=["first epoch", "last of phase 1", "next epoch", "last epoch"]), decimals=3,
+                        title="σ_G per schedule (Section 4.2)")

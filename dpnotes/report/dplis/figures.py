@@ -86,7 +86,7 @@ def table9_figure(stored: list[dict]) -> Finding:
         rows.append({"row": row, "arm": arm, "paper": _paper_sharpness(row, arm).number, "ours": sharp["sharpness"],
                      "ours, gradient-sign corner": sharp.get("corner_sharpness"), "loss at theta": sharp["loss"],
                      "L-BFGS-B evaluations": sharp["evaluations"]})
-    table = tables.table(pd.DataFrame(rows), decimals=4)
+    table = tables.table(pd.DataFrame(rows), decimals=4, title="Table 9 (paper) / ours: sharpness")
     shown = sorted({row for row, _, _ in t9}, key=X.TABLE9_ROWS.index)
     fig, axes = plt.subplots((len(shown) + 1) // 2, 2, figsize=(7.5, 3 * ((len(shown) + 1) // 2)), squeeze=False)
     for ax in axes.flat[len(shown):]:

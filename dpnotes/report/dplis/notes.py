@@ -61,7 +61,8 @@ def combine_effect(profile: str) -> Finding:
         f"clips {100 * last['sum: share clipped']:.0f}% of the summed gradients against "
         f"{100 * last['mean: share clipped']:.0f}% of the averaged ones. Our runs follow the code (the tables came "
         "from it); `combine=\"mean\"` gives the paper's Alg. 2. Both share one draw per step across the batch, as "
-        "the code does (the paper does not say).", effect, (tables.table(effect, decimals=3),))
+        "the code does (the paper does not say).", effect, (tables.table(effect, decimals=3,
+            title="Sum against mean of the K gradients"),))
 
 
 def code_vs_paper() -> Finding:
@@ -110,7 +111,8 @@ def r_best() -> Finding:
         "Figure 3's sweep with the best test accuracy (the grid is not printed), with no validation split and no "
         "privacy charge for the search; the R_best columns of Tables 2, 3 and 11 are therefore optimistic. "
         f"{int((rb == rb.values.max()).all(axis=1).sum())} of {len(rb)} rows use the largest value, "
-        f"{rb.values.max():g}, in every column, which may be the edge of the unprinted grid.", rb, (tables.table(rb),))
+        f"{rb.values.max():g}, in every column, which may be the edge of the unprinted grid.", rb, (tables.table(rb,
+            title="R_best per model and ε column (Tables 6 and 11)"),))
 
 
 def zero_sharpness() -> Finding:

@@ -17,12 +17,12 @@ from dpnotes.report.findings import Finding, note
 
 def toy_table():
     """Figure 2's toy over our grid of settings."""
-    return tables.table(pd.DataFrame(dplis_toy.grid()), decimals=3)
+    return tables.table(pd.DataFrame(dplis_toy.grid()), decimals=3, title="Figure 2's toy over our grid of settings")
 
 
 def epoch_table():
     """The epoch at which each eps column is read, per data set."""
-    return tables.table(X.epoch_table())
+    return tables.table(X.epoch_table(), title="The epoch at which each ε column is read, per model")
 
 
 # Runs.
@@ -39,7 +39,8 @@ def runs_table(stored: list[dict]) -> Finding:
     if not len(table):
         return note("no paper-profile run stored (`dpnotes run dplis --profile paper`)", table)
     shown = tables.table(table.sort_values("experiment"), decimals={"ε (RDP, classic conversion)": 3},
-                         dash="the record has no classic-conversion ε")
+                         dash="the record has no classic-conversion ε", title="Paper-profile runs",
+                         provenance=f"The {len(table)} paper-profile runs, one by one (open)")
     return Finding("", table, (shown,))
 
 

@@ -12,6 +12,7 @@ from dpnotes.accounting.rdp import rdp_to_epsilon, resolve_orders
 from dpnotes.accounting.tradeoff import envelope_tradeoff, epsdelta_tradeoff, gaussian_tradeoff
 from dpnotes.experiments import gdp
 from dpnotes.record import Record
+from dpnotes.report import labels
 
 from .tables import _runs
 
@@ -90,7 +91,7 @@ def figure4(axes, records: list[dict], profile: str = "quick") -> str:
             m = gdp.mechanism(name)
             label = f"{'MA' if acc == 'ma' else 'CLT'}, sigma {m.sigma:.3g}"
             if runs:
-                used.append(f"{name}: {source}")
+                used.append(f"{labels.name(name)} at the {source} profile")
                 epochs = Record.of(runs[0]).series("epoch")
                 acc_curve = np.mean([[gdp.accuracy(r, e) for e in Record.of(r).epochs] for r in runs], axis=0)
                 axes[row, 0].plot(epochs, acc_curve, ls=style, label=f"{label} ({source})")

@@ -9,6 +9,7 @@ import numpy as np
 from dpnotes import claims
 from dpnotes.experiments import gdp
 from dpnotes.record import Record
+from dpnotes.report import labels
 
 from .tables import IMDB_COMPARISON, _runs, clt_gap_frame, shuffling_frame
 
@@ -97,15 +98,15 @@ def findings(*, store=None, tight: bool = True) -> list[dict]:
     claim not reproduced (with its evidence, and the computed explanation where there is one),
     then the CLT against tight accountants (``tight``: PLD and PRV, about a minute), the
     authors' sampling against their accounting, and how the paper prints its digits."""
-    from dpnotes.report import basis, scoreboard
+    from dpnotes.report import basis, layout, scoreboard
 
     rows = scoreboard(store=store, paper="gdp")
     digits = digit_explanations()
     out = []
     for r in (r for r in rows if r["verdict"] == "not_reproduced"):
         evidence = r["evidence"] if isinstance(r["evidence"], str) else f"{len(r['evidence'])} run record(s)"
-        ours = f"{r['ours']:.4g}" if isinstance(r["ours"], float) else r["ours"]
-        text = (f"**{r['id']}** ({r['source']}): paper {r['paper_value'] if r['paper_value'] else '—'}, "
+        ours = layout.ours_text(r)  # at the paper's precision
+        text = (f"**{labels.name(r['id'])}** ({r['source']}): paper {r['paper_value'] if r['paper_value'] else '—'}, "
                 f"ours {ours}" + (f" ({r['detail']})" if r["detail"] else "") + f"; evidence: {evidence}"
                 + f"; basis: {basis(r)}, fidelity: {r['fidelity']}"
                 + (f" ({r['substitute']})" if r["substitute"] else "")
@@ -184,4 +185,5 @@ def _digit_text(d: dict) -> str:
 def findings_markdown(*, store=None, tight: bool = True) -> str:
     """:func:`findings` as a markdown list, headed by the verdict counts."""
     items = findings(store=store, tight=tight)
-    return "\n".join([f"Verdicts: {summary_line(store=store)}.", ""] + [f"- {f['text']}" for f in items])
+    lines = [f"Verdicts: {summary_line(store=store)}.", ""] + [f"- {f['text']}" for f in items]
+    return labels.markdown("\n".join(lines))

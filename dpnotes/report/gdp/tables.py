@@ -293,4 +293,5 @@ def store_counts(records: list[dict]):
     from dpnotes.report import tables
 
     counts = pd.Series([Record.of(r).profile for r in records], dtype=object).value_counts()
-    return tables.table(pd.DataFrame({"profile": counts.index, "records in the store": counts.values}))
+    return tables.table(pd.DataFrame({"profile": counts.index, "records in the store": counts.values}),
+                        title="Records in the store, per profile")

@@ -23,7 +23,8 @@ def mechanism_table(curves: dict):
         pd.DataFrame({(name, q): [c[q][i] for i in idx]
                       for name, c in curves.items() for q in ("k_star", "rr_with_prior")}
                      | {("any", "rr"): [curves["uniform"]["rr"][i] for i in idx]},
-                     index=pd.Index([round(float(eps[i]), 2) for i in idx], name="ε")), decimals=4)
+                     index=pd.Index([round(float(eps[i]), 2) for i in idx], name="ε")), decimals=4,
+        title="k* and P[correct] of RRWithPrior per prior, and of RR")
 
 
 def theorem3_table():
@@ -34,7 +35,8 @@ def theorem3_table():
         min_lp_minus_closed=("lp_minus_closed_form", "min"), max_lp_dp_slack=("lp_dp_slack", "max"),
         mean_gain_over_rr=("rr_with_prior", "mean"), mean_rr=("rr", "mean"), mean_k_star=("k_star", "mean"))
     summary["mean_gain_over_rr"] -= summary.pop("mean_rr")
-    return tables.table(summary.round(6).apply(lambda col: col + 0.0 if col.dtype.kind == "f" else col))  # no -0.0
+    return tables.table(summary.round(6).apply(lambda col: col + 0.0 if col.dtype.kind == "f" else col),  # no -0.0
+                        title="Theorem 3 checked per ε")
 
 
 def checks_table():
@@ -50,7 +52,7 @@ def checks_table():
         {"check": "uniform prior: max |RRWithPrior - RR| table entry (and k* = K)", "value": uc["max_table_diff"],
          "holds": uc["all_k_star_is_K"] and uc["max_table_diff"] == 0},
         {"check": "toy two-stage LP-MST: max log-ratio - eps", "value": mst["worst"], "holds": mst["worst"] <= tol},
-    ]))
+    ]), title="Lemma 1, Corollary 2 and LP-1ST = RR, checked")
 
 
 # Runs: tables and figures.
@@ -66,7 +68,8 @@ def runs_table(records: list[dict]):
                      "test RMSE": r.metric_or("test_rmse"), "stage sizes": lp.get("stage_sizes"),
                      "trained on": lp.get("train_sizes")})
     return tables.table(pd.DataFrame(rows), percent=["accuracy"],
-                        dash="not measured by this run (RMSE for MovieLens, stage sizes for LP-MST only)")
+                        dash="not measured by this run (RMSE for MovieLens, stage sizes for LP-MST only)",
+                        title="Runs at hand", provenance=f"The {len(rows)} runs at hand, one by one (open)")
 
 
 def recipe_grid(stored: list[dict]) -> Finding:
@@ -76,7 +79,8 @@ def recipe_grid(stored: list[dict]) -> Finding:
         return note("no recipe selection stored (`dpnotes run labeldp --profile paper --only 'recipe.*'`)", sel)
     chosen = {d: X.RECIPE[d] for d in sel["best"]}
     return Finding(f"chosen: {tables.text(chosen)} | best on validation: {tables.text(sel['best'])}", sel,
-                   (tables.table(pd.DataFrame(sel["rows"])),), markdown=False)
+                   (tables.table(pd.DataFrame(sel["rows"]),
+                       title="Recipe selection: validation accuracy"),), markdown=False)
 
 
 def split_grid(stored: list[dict]) -> Finding:
@@ -111,7 +115,7 @@ def split_grid(stored: list[dict]) -> Finding:
              "stage1_top_k_bar_acc": "stage-1 top-k̄ test acc. (%)", "k_bar": "k̄ (per seed)"}
     frame = pd.DataFrame([{"data set": dataset_name(d), **{v: r[k] for k, v in names.items()}}
                           for d, rows in grid.items() for r in rows])  # the seeds: in the caption
-    table = tables.table(frame, decimals=2)
+    table = tables.table(frame, decimals=2, title="App. E's stage-1 fraction grid (ours)")
     return Finding("", grid, (figure, table))
 
 
@@ -123,4 +127,5 @@ def movielens(stored: list[dict]) -> Finding:
              f"directions, paper: {tables.text(ml['directions']['paper'])}"]
     if all(r["LP-1ST"] is None for r in ml["ours"]):
         return note("\n".join(["MovieLens-100k runs not stored yet", *lines]), ml)
-    return Finding("\n".join(lines), ml, (tables.table(pd.DataFrame(ml["ours"]), decimals=4),), markdown=False)
+    return Finding("\n".join(lines), ml, (tables.table(pd.DataFrame(ml["ours"]), decimals=4,
+        title="Table 3's LP rows, ours on MovieLens-100k"),), markdown=False)

@@ -11,6 +11,7 @@ from html import escape
 from typing import Callable
 
 from dpnotes import claims as registry
+from dpnotes.report import labels
 from dpnotes.report.html import BADGES, TINTS
 
 STYLE = """<style>
@@ -23,7 +24,7 @@ table.dpn-grid td.dpn-cell{padding:.2em .45em;border-radius:.25em;white-space:no
 table.dpn-grid td.dpn-blank{background:transparent}
 .dpn-cell .dpn-basis{display:block;font-size:.85em;color:#24292f;white-space:normal;max-width:12em}
 .dpn-cell .dpn-paper{color:#57606a}
-.dpn-gridkey{font-size:.8em;color:#24292f;margin:.2em 0 1.2em 0;padding-left:1.2em}
+.dpn-gridkey{font-size:.8em;color:#24292f;margin:.2em 0 1.2em 0;padding-left:.4em;list-style:none}
 .dpn-gridkey li{margin:.1em 0}
 p.dpn-gridtitle{font-weight:600;margin:1em 0 .2em 0}
 p.dpn-gridlegend{font-size:.8em;color:#57606a;margin:0 0 .2em 0}
@@ -36,7 +37,7 @@ div.what-held .dpn-mark{display:inline-block;width:1.3em;text-align:center;font-
   border-radius:.25em;text-indent:0;margin-right:.2em}
 div.what-held .dpn-nums{white-space:nowrap;font-variant-numeric:tabular-nums}
 div.what-held .dpn-rule{font-size:.85em;color:#57606a}
-main code.literal,main code.literal span.pre{white-space:normal;overflow-wrap:anywhere}
+main code.literal,main code.literal span.pre{white-space:normal;overflow-wrap:break-word}
 </style>"""
 
 
@@ -93,23 +94,17 @@ def seeds(row: dict) -> int | None:
     return 1 if "single-seed" in (row.get("flags") or "") else None
 
 
-def _decimals(paper_value: str | None) -> int | None:
-    if paper_value is None:
-        return None
-    m = re.fullmatch(r"[+-]?\d+(?:\.(\d+))?", paper_value.strip())
-    return len(m.group(1) or "") if m else None
-
-
 def ours_text(row: dict) -> str:
-    """Our value printed with the paper's decimals (a statement's value as it is)."""
+    """Our value printed with the paper's decimals, signed where the paper's is (a difference); a statement's
+    value in words (:func:`dpnotes.report.labels.words`)."""
     ours = row["ours"]
     if ours is None:
         return "–"
     if isinstance(ours, (int, float)) and not isinstance(ours, bool):
-        digits = _decimals(row["paper_value"])
-        text = f"{ours:.{digits if digits is not None else 2}f}"
-        return ("+" + text if (row["paper_value"] or "").startswith("+") and ours >= 0 else text).replace("-", "−")
-    return str(ours)
+        digits = labels.decimals(row["paper_value"])
+        return labels.number(ours, 2 if digits is None else digits,
+                             signed=(row["paper_value"] or "").startswith("+"))
+    return labels.words(str(ours))
 
 
 def paper_text(row: dict) -> str:
@@ -125,8 +120,7 @@ def _delta(row: dict) -> str | None:
         return None
     if not isinstance(row["ours"], (int, float)) or isinstance(row["ours"], bool):
         return None
-    digits = _decimals(row["paper_value"]) or 0
-    return f"Δ {row['ours'] - paper:+.{digits}f}".replace("-", "−")
+    return f"Δ {labels.difference(row['ours'] - paper, labels.decimals(row['paper_value']) or 0)}"
 
 
 def basis(row: dict, *, substitute: bool = True) -> str:
@@ -135,13 +129,13 @@ def basis(row: dict, *, substitute: bool = True) -> str:
     parts = []
     n = seeds(row)
     if row.get("basis") and row["basis"] not in ("—", "computed"):  # the verdict's own: "3 of 18 planned seeds"
-        parts.append(row["basis"])
+        parts.append(labels.words(row["basis"]))
     elif n is not None:
         parts.append(f"{n} seed{'s' if n != 1 else ''}" + (", paired" if row.get("paired") else ""))
     elif row["kind"] == "exact" or (isinstance(row.get("evidence"), str) and row["evidence"].startswith("computed")):
         parts.append("computed")
     if row.get("fidelity") == "substitute":
-        parts.append("substitute: " + (row.get("substitute") or "see note") if substitute else "substitute")
+        parts.append("substitute: " + labels.words(row.get("substitute") or "see note") if substitute else "substitute")
     elif row.get("fidelity") == "paper":
         parts.append("paper's settings")
     return ", ".join(parts)
@@ -153,31 +147,45 @@ def _mark(verdict: str) -> str:
 
 
 class _Notes:
-    """Footnotes under a table: each distinct text once, numbered in order of first use."""
+    """Footnotes under a table, numbered 1, 2, 3 in order of first use: each distinct text once, and cells
+    not run grouped by the kind of their reason (one note per kind, its cells counted, each reason listed)."""
 
     def __init__(self):
         self.texts: list[str] = []
+        self.not_run: dict[str, list[str]] = {}  # kind of reason -> the reason of each cell
 
     def ref(self, text: str) -> str:
         if text not in self.texts:
             self.texts.append(text)
         return f"<sup>{self.texts.index(text) + 1}</sup>"
 
+    def not_run_ref(self, reason: str) -> str:
+        kind = reason_kind(reason)
+        self.not_run.setdefault(kind, []).append(reason)
+        return self.ref(f"not run: {kind}")
 
-def _cell(row: dict | None, notes: _Notes, reasons: dict[str, str]) -> str:
+
+def reason_kind(reason: str) -> str:
+    """The kind of a reason not run, without its particulars (``needs the paper profile: 1 run (...)`` ->
+    ``needs the paper profile``), so that cells not run group by it."""
+    head = reason.split(":")[0].strip()
+    return labels.words(head if ":" in reason and len(head) <= 40 and "(" not in head else reason)
+
+
+def _cell(row: dict | None, notes: _Notes) -> str:
     if row is None:
         return '<td class="dpn-cell dpn-blank"></td>'
     verdict = row["verdict"]
     tint = TINTS[verdict]
     if verdict == "not_run":
-        key = reasons[_reason(row)]
         return (f'<td class="dpn-cell dpn-not_run" style="background:{tint}" data-claim="{escape(row["id"])}">'
                 f'<span class="dpn-paper">{escape(paper_text(row))}</span> | –'
-                f'<span class="dpn-basis">not run ({key})</span></td>')
+                f'<span class="dpn-basis">not run{notes.not_run_ref(_reason(row))}</span></td>')
     label, mark, _ = BADGES[verdict]
     extra = [p for p in (_delta(row), basis(row, substitute=False)) if p]
     sub = row.get("substitute") if row.get("fidelity") == "substitute" else None
-    caveats = "".join(notes.ref(t) for t in (sub and f"Substitute: {sub}", row.get("note")) if t)
+    marks = [notes.ref(labels.words(t))[5:-6] for t in (sub and f"Substitute: {sub}", row.get("note")) if t]
+    caveats = f"<sup>{','.join(marks)}</sup>" if marks else ""  # 2,3: never read as 23
     return (f'<td class="dpn-cell dpn-{verdict}" style="background:{tint}" data-claim="{escape(row["id"])}">'
             f'<span class="dpn-paper">{escape(paper_text(row))}</span> | <strong>{escape(ours_text(row))}</strong>'
             f'<span class="dpn-basis">{mark}' + (f" {escape(' · '.join(extra))}" if extra else f" {escape(label)}")

@@ -12,6 +12,7 @@ from collections import Counter
 from html import escape
 from typing import Callable
 
+from dpnotes.report import labels
 from dpnotes.report.headlines import HEADLINES, TITLES
 from dpnotes.report.html import BADGES, Html, more
 from dpnotes.report.html import STYLE as HTML_STYLE
@@ -122,14 +123,14 @@ def what_held(rows: list[dict], paper: str) -> Html:
         verdict = row["verdict"]
         central = " (central)" if k < spec.central else ""
         if verdict == "not_run":
-            nums = f"paper {paper_text(row)} · not run: {_reason(row)}"
+            nums = f"paper {paper_text(row)} · not run: {labels.words(_reason(row))}"
         elif row["kind"] == "statement":
             nums = ours_text(row)  # shortened, whole when opened (more())
         else:
             unit = " %" if row["unit"] == "%" else (" points" if row["unit"] == "percentage points" else "")
             nums = f"paper {paper_text(row)}{unit} · ours {ours_text(row)}{unit}"
         extra = basis(row) if verdict != "not_run" else ""
-        note = f" Note: {row['note']}" if row.get("note") else ""
+        note = f" Note: {labels.words(row['note'])}" if row.get("note") else ""
         lines.append(f'<li data-claim="{escape(cid)}" data-verdict="{verdict}">{_mark(verdict)}'
                      f"<strong>{escape(label)}</strong>{escape(central)}: "
                      + (f'<span class="dpn-nums">{escape(nums)}</span>' if row["kind"] != "statement" and
@@ -146,7 +147,7 @@ def what_held(rows: list[dict], paper: str) -> Html:
     html = (f'{STYLE}{HTML_STYLE}<div class="what-held dpn-held" data-paper="{paper}" data-answer="{word}">'
             f'<p class="dpn-question"><strong>{escape(spec.question)}</strong></p>'
             f'<p class="dpn-answer"><span class="dpn-mark" style="background:{colour};width:auto;padding:0 .35em">'
-            f"{escape(word)}</span> {escape(' '.join(said[1:]))}</p>"
+            f"{escape(word)}</span> {labels.together(escape(' '.join(said[1:])))}</p>"
             f"<details><summary>The {len(spec.claims)} headline claims, one by one</summary><ul>{''.join(lines)}</ul>"
             + (f'<p class="dpn-spread">{escape(spread)}</p>' if spread else "")
             + "</details>"

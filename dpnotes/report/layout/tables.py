@@ -10,6 +10,7 @@ from html import escape
 from typing import Callable
 
 from dpnotes import claims as registry
+from dpnotes.report import labels
 from dpnotes.report.html import BADGES, Html, inline_code
 
 from .cells import STYLE, Grid, _cell, _Notes, _reason, cross, ours_text
@@ -17,38 +18,49 @@ from .cells import STYLE, Grid, _cell, _Notes, _reason, cross, ours_text
 
 def grid(rows: list[dict], spec: Grid) -> Html:
     """``spec`` filled from scoreboard ``rows``: each cell "paper | ours" coloured by verdict, with
-    the verdict, ours − paper and the seeds under it; groups, rows and columns with nothing run
-    dropped; every cell not run counted under the table, one line per reason."""
+    the verdict, ours − paper and the seeds under it; every column of the paper's table drawn, groups
+    and rows with nothing run dropped; footnotes numbered 1, 2, 3 under the table, one per substitute
+    or caveat and one per kind of reason not run (its cells counted, each reason listed)."""
     by_id = {r["id"]: r for r in rows}
     missing = [i for i in spec.ids() if i not in by_id]
     if missing:
         raise ValueError(f"grid {spec.title!r}: no scoreboard row for {missing[:3]}")
     ran = lambda cid: cid is not None and by_id[cid]["verdict"] != "not_run"  # noqa: E731
-    keep_cols = [j for j in range(len(spec.columns))
-                 if any(ran(ids[j]) for _, rs in spec.groups for _, ids in rs)]
+    cols = range(len(spec.columns))
     shown_groups = []
     for glabel, grows in spec.groups:
-        kept = [(label, ids) for label, ids in grows if any(ran(ids[j]) for j in keep_cols)]
+        kept = [(label, ids) for label, ids in grows if any(ran(i) for i in ids)]
         if kept:
             shown_groups.append((glabel, kept))
-    not_run = [by_id[i] for i in spec.ids() if by_id[i]["verdict"] == "not_run"]
-    counts = Counter(_reason(r) for r in not_run)
-    reasons = {reason: chr(ord("a") + k) for k, reason in enumerate(counts)}
     notes = _Notes()
-    head = "<tr><th></th>" + "".join(f"<th>{escape(spec.columns[j])}</th>" for j in keep_cols) + "</tr>"
+    head = "<tr><th></th>" + "".join(f"<th>{escape(labels.words(spec.columns[j]))}</th>" for j in cols) + "</tr>"
     body = []
     for glabel, grows in shown_groups:
         if glabel:
-            body.append(f'<tr><th class="dpn-group" colspan="{len(keep_cols) + 1}">{escape(glabel)}</th></tr>')
+            body.append(f'<tr><th class="dpn-group" colspan="{len(cols) + 1}">{escape(labels.words(glabel))}</th></tr>')
         for label, ids in grows:
-            body.append(f"<tr><th>{escape(label)}</th>"
-                        + "".join(_cell(by_id[ids[j]] if ids[j] else None, notes, reasons) for j in keep_cols)
-                        + "</tr>")
+            body.append(f"<tr><th>{escape(labels.words(label))}</th>"
+                        + "".join(_cell(by_id[ids[j]] if ids[j] else None, notes) for j in cols) + "</tr>")
+    shown = {i for _, grows in shown_groups for _, ids in grows for i in ids if i}
+    for i in spec.ids():  # cells of rows left out still count under their reason
+        if i not in shown and by_id[i]["verdict"] == "not_run":
+            notes.not_run_ref(_reason(by_id[i]))
     verdicts = Counter(by_id[i]["verdict"] for i in spec.ids())
     tally = ", ".join(f"{verdicts[v]} {BADGES[v][0]}" for v in BADGES if verdicts[v])
-    key = [f"<li>({reasons[reason]}) {n} cell{'s' if n != 1 else ''} not run: {inline_code(reason)}</li>"
-           for reason, n in counts.items()]
-    key += [f"<li><sup>{k + 1}</sup> {escape(t)}</li>" for k, t in enumerate(notes.texts)]
+    key = []
+    for k, text in enumerate(notes.texts):
+        kind = text.removeprefix("not run: ")
+        if text.startswith("not run: ") and kind in notes.not_run:
+            reasons = Counter(notes.not_run[kind])
+            n = sum(reasons.values())
+            listed = "".join(f"<li>{m} × {inline_code(labels.words(r))}</li>" for r, m in reasons.items())
+            only = labels.words(next(iter(reasons)))
+            detail = (f"<details><summary>{len(reasons)} reasons</summary><ul>{listed}</ul></details>"
+                      if len(reasons) > 1 else "" if only == kind else f": {inline_code(only)}")
+            key.append(f"<li><sup>{k + 1}</sup> {n} cell{'s' if n != 1 else ''} not run, "
+                       f"{escape(kind)}{detail}</li>")
+        else:
+            key.append(f"<li><sup>{k + 1}</sup> {escape(text)}</li>")
     table = (f'<div class="dpn-gridwrap"><table class="dpn-grid"><thead>{head}</thead>'
              f"<tbody>{''.join(body)}</tbody></table></div>") if shown_groups else ""
     html = (f'{STYLE}<div class="dpn-papertable"><p class="dpn-gridtitle">{escape(spec.title)}</p>'

@@ -9,6 +9,7 @@ import pandas as pd
 
 from dpnotes.experiments import sadpsgd as sa
 from dpnotes.record import Record
+from dpnotes.report import labels
 
 from .tables import break_even_frame
 
@@ -123,4 +124,4 @@ def findings_markdown(stopping: pd.DataFrame, acceptance: pd.DataFrame, stored: 
              "step; we use Poisson batches for every scheme and, like Tramèr and Boneh, momentum 0.9, for which these "
              "learning rates were tuned (`dpnotes.experiments.sadpsgd.MOMENTUM`). A rejected candidate leaves no "
              "trace: the momentum buffer is restored with the weights.\n")
-    return text
+    return labels.markdown(text)
