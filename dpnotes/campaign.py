@@ -37,6 +37,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from dpnotes.preflight import duration  # noqa: F401  (re-exported: dpnotes.campaign.duration)
 from dpnotes.results import Store
 from dpnotes.spec import RunSpec
 
@@ -125,17 +126,6 @@ TIERS = {0: "the seeds plan's GPU queue (dpnotes plan --queue gpu): claims the C
          1.5: "the comparison of the methods, tuning charged (beyond the papers), but its CPU part",
          4: "SA-DPSGD Tables 1 and 3", 5: "LabelDP Table 4", 6: "the audits", 7: "DPIS's ablations, DPlis Table 9",
          8: "every other paper-profile run (the comparison's CPU part among them)"}
-
-
-def duration(seconds: float | None) -> str:
-    """``seconds`` for a reader: "45 s", "12 min", "3.5 h", "—" when unknown."""
-    if seconds is None:
-        return "—"
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
 
 
 def parse_budget(text: str) -> float:

@@ -99,7 +99,6 @@ class Plan:
 def plan(paper: str, profile: str, missing: list[RunSpec], stored: int, store: Store, device: str) -> Plan:
     """The plan of ``missing`` (``stored``: how many of the sweep's runs exist already) on ``device``:
     a head line with the runs, CPU-hours, GPU-hours and device, then the first :data:`SHOWN` runs."""
-    from dpnotes.campaign import duration
     from dpnotes.experiments.run_cost import bench_seconds, estimate, reference_records
 
     records = reference_records(paper, profile, store)
@@ -133,7 +132,6 @@ def confirm(the_plan: Plan, profile: str, *, yes: bool, caller: str, ask=None) -
     to start it."""
     if yes or not needs_asking(the_plan, profile):
         return
-    from dpnotes.campaign import duration
 
     what = (f"about {duration(the_plan.hours * 3600)}" if the_plan.hours else "no estimate") + (
         f" (+ {the_plan.unknown} run(s) without an estimate)" if the_plan.unknown and the_plan.hours else "")
@@ -154,3 +152,14 @@ def stopped(finished: int, interrupted: list[RunSpec], store: Store, caller: str
              "no run was in progress")
     return Stopped(f"stopped; {finished} run(s) finished and stored in {store.root}, {where}; "
                    f"{terms(caller)['again']}")
+
+
+def duration(seconds: float | None) -> str:
+    """``seconds`` for a reader: "45 s", "12 min", "3.5 h", "—" when unknown."""
+    if seconds is None:
+        return "—"
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

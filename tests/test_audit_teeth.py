@@ -28,7 +28,7 @@ def _data(n=N_REAL, seed=0):
 
 def _spec(sigma=SIGMA, magnitude=2.0, m=M):
     n = N_REAL + m
-    train = {"epochs": 1, "batch_size": n, "lr": 0.1, "clip": 1.0, "noise_multiplier": sigma,
+    train = {"epochs": 1, "batch_size": n, "lr": 0.1, "grad_backend": "func", "clip": 1.0, "noise_multiplier": sigma,
              "delta": DELTA, "accountants": ("pld",), "seed": 3}
     return SimpleNamespace(method="dpsgd", method_config={}, model="gdp-adult", model_kwargs={}, seed=3,
                            train=train, analysis={"canaries": m, "magnitude": magnitude})

@@ -315,7 +315,7 @@ def test_the_book_has_its_pages():
     if not found:
         _unavailable(f"no built book at {HTML.relative_to(REPO)}: run `make book` first")
     chapters = {p for p in found if p.startswith(CHAPTERS)}
-    names = ("scoreboard", "dplis", "dpis", "gdp", "labeldp", "sadpsgd", "audit")
+    names = ("scoreboard", "dplis", "dpis", "gdp", "labeldp", "sadpsgd", "audit", "compare")
     assert chapters == {f"{CHAPTERS}{n}.html" for n in names}
 
 

@@ -33,9 +33,10 @@ LAYERS = (
     ("data", "models"),
     ("train",),
     ("methods",),
-    ("results", "spec", "provenance", "record_checks", "record_manifest", "reprice_cache"),
+    # repriced: the committed records whose eps was re-priced, by file digest (a fresh clone trusts them)
+    ("results", "spec", "provenance", "record_checks", "record_manifest", "reprice_cache", "repriced"),
     ("experiments",),
-    ("executors",),
+    ("executors", "preflight"),  # preflight: device check, plan and confirmation before training
     ("runner", "campaign"),  # campaign: picks and runs paper-profile runs through the runner
     # audit: the audit chapter's study, next to the report layer it draws with;
     # scoreboard_cache: the verified on-disk cache of the CLI scoreboard's output

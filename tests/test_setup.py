@@ -215,7 +215,7 @@ def test_make_book_executes_every_paper_notebook_then_builds_strictly(scratch):
     run = re.search(r"book/execute\.py book/executed ((?:notebooks/\w+\.ipynb )+)\\?\s*((?:notebooks/\w+\.ipynb )*)"
                     r"book/scoreboard\.ipynb", text)
     executed = tuple(p[len("notebooks/"):-len(".ipynb")] for p in (run.group(1) + run.group(2)).split()) if run else ()
-    assert executed == (*PAPERS, "audit")  # every paper's chapter, then the audit chapter
+    assert executed == (*PAPERS, "audit", "compare")  # every paper's chapter, the audits, the comparison
     assert "-p profile quick" in text
     assert "jupyter-book build . -W --keep-going" in text
     assert text.index("book/execute.py") < text.index("jupyter-book build")
@@ -296,7 +296,8 @@ def toc_files() -> list[str]:
 def test_toc_has_one_executed_chapter_per_paper_the_scoreboard_and_the_audits():
     files = toc_files()
     assert [f for f in files if f.startswith("book/executed/")] == (
-        ["book/executed/scoreboard"] + [f"book/executed/{p}" for p in PAPERS] + ["book/executed/audit"])
+        ["book/executed/scoreboard"] + [f"book/executed/{p}" for p in PAPERS] + ["book/executed/audit",
+                                                                             "book/executed/compare"])
     for paper in PAPERS:
         assert (REPO / "notebooks" / f"{paper}.ipynb").is_file()
     assert (REPO / "book" / "scoreboard.ipynb").is_file()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from fake_records import for_config
 
 from dpnotes import claims, experiments
 from dpnotes.experiments import differences, measurement
@@ -14,7 +15,6 @@ from dpnotes.experiments.differences import Difference
 from dpnotes.report import _rows
 from dpnotes.report import differences as report_differences
 from dpnotes.report.verdicts import judge, lacking_share
-from tests.fake_records import for_config
 
 CELL = "dpis.table3.mnist.eps1.dpsgd_decay"
 
@@ -61,17 +61,16 @@ def test_decay_cell_without_the_probe_says_its_share_is_not_measured_and_does_no
 
 
 def test_a_substitute_verdict_without_a_share_is_caught():
+    import dataclasses
+
     claim = claims.get(CELL)
     m = measurement.training(CELL, [90.0, 90.1, 89.9], ["a", "b", "c"], substitute="a model of ours")
-    for share in (None, "model: unmeasured, no run of the paper's"):
-        import dataclasses
-
-        # far below the paper on a substitute whose share nothing measures: never not reproduced
-        ev = judge(claim, dataclasses.replace(m, share=share))
-        assert ev.verdict == "inconclusive" and "on our substitute the rule reads not reproduced" in ev.detail
-    row = {"id": CELL, "verdict": "not_reproduced", "fidelity": "substitute", "category": "claim", "share": None}
-    assert lacking_share([row]) == [CELL]  # a row that slipped through is still named
-    assert lacking_share([{**row, "share": "measured: x: -1.00 on these seeds"}]) == []
+    ev = judge(claim, m)  # an undeclared substitute: the rule's verdict stands, and the missing share is named
+    assert ev.verdict == "not_reproduced" and ev.share is None and lacking_share([ev]) == [CELL]
+    # far below the paper on a declared substitute whose share nothing measures: never not reproduced
+    ev = judge(claim, dataclasses.replace(m, share="model: unmeasured, no run of the paper's"))
+    assert ev.verdict == "inconclusive" and "on our substitute the rule reads not reproduced" in ev.detail
+    assert lacking_share([ev]) == []
 
 
 @pytest.mark.parametrize("paper", claims.PAPERS)

@@ -13,6 +13,7 @@ import pandas as pd
 
 from dpnotes.audit import step_run
 from dpnotes.record import Record
+from dpnotes.report import labels
 
 VARIANT_NAMES = {"noise0.9": "noise x0.9", "noise0.5": "noise x0.5", "unclipped": "canary unclipped (2 C)",
                  "rate1.1": "rate x1.1 unreported", "accepted-only": "accepted-only accounting"}
@@ -137,9 +138,11 @@ def headline_markdown(recs: list[dict], campaign_recs: list[dict]) -> str:
     one = _one_run(campaign_recs)
     one_share = [one[(m, e)] / a for m, e, a in zip(steps["method"], steps["target ε"], steps["accountant ε"])
                  if (m, e) in one]
-    text = (f"**Per-step audit** ({len(steps)} runs: {', '.join(sorted(set(steps['method'])))} at ε "
+    methods = ", ".join(labels.name(m) for m in sorted(set(steps["method"])))
+    canaries = step_run.SCALE["paper"]["canaries"]
+    text = (f"**Per-step audit** ({len(steps)} runs: {methods} at ε "
             f"{', '.join(f'{e:g}' for e in sorted(set(steps['target ε'])))}): the real step of each method, observed "
-            f"at every step through 5,000 Dirac canaries, gives a whole-run lower bound of {share.min():.0%} to "
+            f"at every step through {canaries:,} Dirac canaries, gives a whole-run lower bound of {share.min():.0%} to "
             f"{share.max():.0%} of the method's own accountant (95 %)")
     text += (f", where the one-run test on the same mechanism reaches {min(one_share):.0%} to {max(one_share):.0%}. "
              if one_share else ". ")

@@ -133,6 +133,6 @@ def table(paper: str, scoreboard_rows: list[dict] | None = None, *, costs: bool 
     if not found:
         return Html("<p>None: every judged claim of this paper uses its own settings.</p>",
                     "None: every judged claim of this paper uses its own settings.")
-    return tables.table(found, columns=list(COLUMNS),
+    return tables.table(found, columns=list(COLUMNS), title="Where we differ from the paper",
                         note="Shares in the claims' units (points of accuracy, ...), on each verdict's own seeds; "
-                             "costs as `dpnotes campaign` estimates them from the stored records.")
+                             "costs as the campaign (dpnotes campaign) estimates them from the stored records.")

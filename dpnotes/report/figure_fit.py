@@ -128,7 +128,7 @@ def place_legends(fig, *, inside: bool = True) -> None:
         for ax in moved:
             _below(ax, ax.get_legend(), renderer)
         if not last and (len(fig.axes) > 1 or fig.get_layout_engine() is not None):
-            fig.tight_layout()
+            _tight(fig)
         renderer = _renderer(fig)
 
 
@@ -234,13 +234,23 @@ def phone_layout(fig) -> bool:
         legend.remove()
         fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=1, frameon=frame,
                    fontsize=size)
-    fig.tight_layout()
+    _tight(fig)
     place_legends(fig, inside=False)
     for _ in range(3):  # what sticks out (a long tick label, a legend) narrows the panels, not the fonts
         over = fig.get_tightbbox(_renderer(fig)).width + 0.2 - PHONE_MAX_WIDTH_PX / 96  # 0.2 in: the padding
         if over <= 0 or fig.get_size_inches()[0] - over < 0.7 * PHONE_WIDTH_IN:
             break
         fig.set_size_inches(fig.get_size_inches()[0] - over - 0.03, fig.get_size_inches()[1])
-        fig.tight_layout()
+        _tight(fig)
         place_legends(fig, inside=False)
     return True
+
+
+def _tight(fig) -> None:
+    """``fig.tight_layout()`` without its "not compatible" warning (printed into the page otherwise):
+    where it cannot fit every axes it leaves them as they are, which the legend placement then handles."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        fig.tight_layout()

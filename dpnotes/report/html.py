@@ -194,7 +194,7 @@ def _table(rows: list[dict], store: Store) -> str:
         if row["unit"] == "%" and row["paper_value"] is not None:
             paper_value += " %"
         claim = (f"<td>{escape(labels.name(short_id(row['id'])))}"
-                 f'<span class="dpn-desc">{escape(row["source"])}</span></td>')
+                 f'<span class="dpn-desc">{escape(_description(row["source"]))}</span></td>')
         body.append(
             f'<tr class="dpn-row" data-claim="{escape(row["id"])}" data-verdict="{row["verdict"]}">'
             + claim + _cell(paper_value, 20, cls="dpn-num") + _cell(_ours(row), OURS_CHARS, cls="dpn-num")
@@ -202,6 +202,12 @@ def _table(rows: list[dict], store: Store) -> str:
             + _note_cell(row, store) + "</tr>")
     return (f'<div class="dpn-claimswrap"><table class="dpn-claims dpn-rows">{head}<tbody>{"".join(body)}</tbody>'
             "</table></div>")  # rows stack on a phone
+
+
+def _description(source: str) -> str:
+    """A claim's source as a reader reads it: ids named (:func:`labels.words`), a citation mark kept
+    off its word (``AUTO-S)[15]`` would break between ``)`` and ``[`` in a narrow cell)."""
+    return re.sub(r"\)\[(\d+)\]", r") [\1]", labels.words(source))
 
 
 def _record_file(store: Store, paper: str, record_id: str) -> str:

@@ -505,12 +505,12 @@ def judge(claim: Claim, m: Measurement, sd: tuple[float, int] | None = None, *, 
                          f"has a record; on the seeds we have the rule reads {ev.verdict.replace('_', ' ')}"
                          + (f" ({ev.detail})" if ev.detail else ""))
             ev.verdict = "inconclusive"
-    if (ev.verdict == "not_reproduced" and ev.fidelity == "substitute" and ev.share_value is None
+    if (ev.verdict == "not_reproduced" and ev.fidelity == "substitute" and ev.share_value is None and ev.share
             and claim.check is None):
         # not reproduced only when the difference exceeds what the substitute explains (issue #47): with that
         # share unmeasured, nothing shows it does, so the paper's failure cannot be told from our substitute's
         ev.detail = (f"on our substitute the rule reads not reproduced ({ev.detail or 'see basis'}), but the "
-                     f"substitute's share of the difference is {ev.share or 'unmeasured'}: inconclusive")
+                     f"substitute's share of the difference is {ev.share}: inconclusive")
         ev.verdict = "inconclusive"
     if claim.check is not None:
         ev.category, ev.check = "check", claim.check

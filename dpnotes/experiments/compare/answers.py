@@ -14,6 +14,7 @@ import statistics
 
 from dpnotes.experiments.compare import privacy as P
 from dpnotes.experiments.compare import settings as S
+from dpnotes.record import Record
 
 
 class TuningNotChargedError(ValueError):
@@ -58,7 +59,7 @@ def compare(records: list[dict]) -> list[dict]:
     for r in records:
         check(r)
         p = _parts(r)
-        acc = r["final"].get("analysis", {}).get("report_acc")
+        acc = Record.of(r).metric_or("analysis", {}).get("report_acc")
         by.setdefault((p["dataset"], p["model"], p["eps"], p["method"], p["kind"]), {})[r["spec"]["seed"]] = (acc, r)
     rows = []
     for (dataset, model, eps, method, kind), seeds in sorted(by.items(), key=lambda kv: (kv[0][:3], S.METHODS.index(
@@ -74,7 +75,7 @@ def compare(records: list[dict]) -> list[dict]:
                      "seeds": len(seeds), "acc": 100 * statistics.fmean(a for a, _ in seeds.values()),
                      "diff": diff, "default_acc": 100 * statistics.fmean(a for a, _ in default.values()) if default
                      else None, "epsilon": eps_max,
-                     "trial_bound": {r["final"]["tuning"]["trial_bound"] for _, r in seeds.values()},
+                     "trial_bound": {Record.of(r).metric("tuning")["trial_bound"] for _, r in seeds.values()},
                      "seconds": statistics.fmean(r["provenance"]["wall_time_s"] for _, r in seeds.values()
                                                  if "provenance" in r)
                      if all("provenance" in r for _, r in seeds.values()) else None})

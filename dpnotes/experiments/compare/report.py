@@ -30,6 +30,20 @@ def answer(profile: str, store=None) -> str:
     return answers.summary(records(shown_profile(profile, store), store), runs.plan("paper"))
 
 
+QUESTION = "Which method should I train with, at my ε, and at what cost?"
+
+
+def answer_box(profile: str, store=None) -> str:
+    """The chapter's opening as the book's answer box (``.what-held``, as every chapter opens): the
+    question and :func:`answer` in words."""
+    from html import escape
+
+    return ('<div class="what-held dpn-held" data-paper="compare" style="border:1px solid #d0d7de;'
+            'border-radius:6px;padding:.6em .9em;margin:.6em 0">'
+            f'<p class="dpn-question"><strong>{escape(QUESTION)}</strong></p>'
+            f'<p class="dpn-answer">{escape(answer(profile, store))}</p></div>')
+
+
 def protocol_frame():
     """One row per method: its search space, and the knobs fixed because they shape its releases."""
     import pandas as pd

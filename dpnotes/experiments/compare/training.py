@@ -22,6 +22,7 @@ from functools import lru_cache
 from types import SimpleNamespace
 
 from dpnotes.experiments.compare import privacy as P
+from dpnotes.record import Record
 
 SPLIT_SEED = 5100  # the permutation of the test set into validation and report halves
 
@@ -79,7 +80,8 @@ def _one(spec, trial_spec, data, device, progress, checkpoint):
         energy = (validation[0][:n], validation[1][:n])
     out = train_spec(trial_spec, train, validation, device=device, progress=progress, checkpoint=checkpoint,
                      validation_data=energy, analyse=lambda model: {"report_acc": accuracy(model, report, device)})
-    out["final"]["validation_acc"] = out["final"]["test_acc"]  # the test set given to train is the validation half
+    final = out.get("final")  # this module writes the record's final metrics (Record reads them)
+    final["validation_acc"] = final["test_acc"]  # the test set given to train is the validation half
     return out
 
 
@@ -97,7 +99,7 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
     for i, knobs in enumerate(tuning["candidates"]):
         out = _one(spec, _trial_spec(spec, dict(knobs), i), data, device, progress, None)
         trials.append(Ledger.from_json(out["privacy"]["ledger"]))
-        if best is None or out["final"]["validation_acc"] > best["final"]["validation_acc"]:
+        if best is None or Record.of(out).metric("validation_acc") > Record.of(best).metric("validation_acc"):
             best, best_i = out, i
     plan = tuning["planned_trial"]
     planned = P.trial_ledger(spec.experiment.split(".")[-2], plan["scale"], plan["q"], plan["steps_per_epoch"],
@@ -114,6 +116,6 @@ def execute(spec, *, device: str = "cpu", progress: bool = True, checkpoint=None
     ledger = Ledger().append(P.tuning_event(inner))
     best["privacy"]["ledger"] = ledger.to_json()
     best["privacy"]["epsilon"] = price(ledger, spec.train["delta"], list(spec.train["accountants"]))
-    best["final"]["tuning"] = {"trials": len(trials), "selected": best_i,
+    best.get("final")["tuning"] = {"trials": len(trials), "selected": best_i,
                                "candidate": dict(tuning["candidates"][best_i]), "trial_bound": bound}
     return best
